@@ -1,0 +1,20 @@
+# The two commands of the README: `make lab` and `make test`.
+# Each creates .venv and installs gpulab (with its lab and test extras) the first time.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.gpulab-installed
+
+.PHONY: lab test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -1,0 +1,1 @@
+"""The compile pipeline: check -> frontend -> codegen -> nvrtc -> link -> disasm."""

@@ -1,0 +1,222 @@
+"""Build: run the pipeline for one spec and keep every artifact."""
+
+from __future__ import annotations
+
+import re
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import KernelTypeError
+from ..kernel import Kernel, as_kernel
+from ..types import ElementType, element_type
+from . import codegen, disasm, frontend, linemap, link, nvrtc
+from .disasm import Resources
+from .spec import BuildOptions, BuildSpec
+from .target import Target, parse_target
+
+_CALL = re.compile(r"\bCALL\.")
+
+
+@dataclass
+class Build:
+    """Every artifact of one build, from the Python source to the SASS.
+
+    Attributes
+    ----------
+    source : str
+        The generated CUDA C++ (``kernel.cu``).
+    op_ptx : str
+        The operator alone, as numba's PTX.
+    ptx : str
+        The whole kernel after linking (``.loc`` lines folded into ``line_map``).
+    sass : str
+        ``nvdisasm`` of the cubin (line annotations folded into ``line_map``).
+    cubin : bytes
+        What the driver loads.
+    resources : dict of str to Resources
+        Per kernel: registers, shared memory, stack, spills.
+    line_map : LineMap
+        Python line <-> CUDA line <-> PTX lines <-> SASS offsets.
+    timings : dict of str to float
+        Seconds per stage.
+    """
+
+    key: str
+    primitive: str
+    name: str
+    target: Target
+    options: BuildOptions
+    inputs: tuple[ElementType, ...]
+    result: ElementType
+    uniforms: tuple[tuple[str, ElementType], ...]
+    python_source: str
+    python_first_line: int
+    source: str
+    op_ptx: str
+    ptx: str
+    sass: str
+    cubin: bytes
+    resources: dict[str, Resources]
+    line_map: linemap.LineMap
+    kernels: tuple[str, ...]
+    geometry: codegen.Geometry
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def sass_calls(self) -> int:
+        """How many ``CALL`` instructions the SASS has (the operator's and the compiler's helpers')."""
+        return sum(1 for line in self.sass.splitlines() if _CALL.search(line))
+
+    @property
+    def operator_calls(self) -> int:
+        """How many ``CALL`` instructions call the operator (0 when LTO inlined it)."""
+        return sum(1 for line in self.sass.splitlines() if _CALL.search(line) and frontend.OP_NAME in line)
+
+    @property
+    def sass_instructions(self) -> int:
+        """How many SASS instructions there are."""
+        return len(self.line_map.sass_offsets)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from ..display.view import BuildView
+
+        return BuildView(self)._repr_mimebundle_(include, exclude)
+
+    def __repr__(self) -> str:
+        link_mode = "LTO" if self.options.lto else "PTX link"
+        return (f"<gpulab.Build {self.primitive}({self.name}) {self.target} {link_mode}: "
+                f"{self.sass_instructions} SASS instructions, {self.operator_calls} operator CALL>")
+
+
+@contextmanager
+def _stage(timings: dict, name: str):
+    start = time.perf_counter()
+    yield
+    timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+
+
+def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo=True, fma=True,
+              exclusive=False, index_bits=32, iota=()) -> BuildSpec:
+    """Check ``fn`` for ``primitive`` and return its :class:`BuildSpec`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown primitive or option.
+    KernelTypeError, ImpureKernelError
+        When the function does not fit the primitive or is not pure.
+    """
+    if primitive not in codegen.PRIMITIVES:
+        raise ValueError(f"unknown primitive {primitive!r}; choose one of {', '.join(codegen.PRIMITIVES)}")
+    if index_bits not in (32, 64):
+        raise ValueError("index_bits must be 32 or 64")
+    kernel = as_kernel(fn)
+    signature = kernel.signature(types)
+    inputs, result = signature.args, signature.result
+    _check_arity(primitive, kernel, inputs, result)
+    if primitive in ("reduce", "scan"):
+        result = inputs[0]
+    elif primitive == "filter":
+        result = element_type(np.bool_)
+    uniforms = tuple(zip(kernel.uniforms, kernel.uniform_types()))
+    options = BuildOptions(lto=lto, lineinfo=lineinfo, fma=fma, exclusive=bool(exclusive) and primitive == "scan",
+                           index_bits=index_bits, iota=tuple(iota) or (False,) * len(inputs))
+    return BuildSpec(primitive, kernel, tuple(inputs), result, uniforms, parse_target(target), options)
+
+
+def _check_arity(primitive, kernel: Kernel, inputs, result):
+    where = kernel.location()
+    if primitive == "map" and not 1 <= len(inputs) <= 3:
+        raise KernelTypeError(f"map takes a function of 1 to 3 inputs; `{kernel.name}` takes {len(inputs)}", where)
+    if primitive in ("reduce", "scan"):
+        if len(inputs) != 2 or inputs[0] != inputs[1]:
+            raise KernelTypeError(
+                f"{primitive} takes an operator of two values of one type, (T, T) -> T; "
+                f"`{kernel.name}` takes ({', '.join(t.name for t in inputs)})", where)
+        if result is not None and result != inputs[0]:
+            raise KernelTypeError(
+                f"{primitive}'s operator must return its input type {inputs[0].name}, "
+                f"not {result.name}", where)
+    if primitive == "filter" and len(inputs) != 1:
+        raise KernelTypeError(f"filter takes a predicate of one value; `{kernel.name}` takes {len(inputs)}", where)
+
+
+def run_pipeline(spec: BuildSpec) -> Build:
+    """Run frontend, codegen, NVRTC, link and disassembly for ``spec``."""
+    timings: dict[str, float] = {}
+    kernel, options = spec.kernel, spec.options
+    with _stage(timings, "frontend"):
+        operator = frontend.compile_operator(
+            kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
+            lto=options.lto, options=frontend.Options(lineinfo=options.lineinfo, fma=options.fma))
+    with _stage(timings, "codegen"):
+        generated = codegen.generate(
+            spec.primitive, kernel.name, spec.target.arch, list(spec.inputs), operator.result,
+            list(spec.uniforms), iota=options.iota, index_bits=options.index_bits, exclusive=options.exclusive)
+    with _stage(timings, "nvrtc"):
+        kernel_code = nvrtc.compile_kernel(generated.text, spec.target, lto=options.lto,
+                                           lineinfo=options.lineinfo, fma=options.fma)
+    with _stage(timings, "link"):
+        linked = link.link(kernel_code, operator.ltoir if options.lto else operator.ptx, spec.target,
+                           lto=options.lto, lineinfo=options.lineinfo, fma=options.fma)
+    with _stage(timings, "disasm"):
+        sources = linemap.Sources(kernel.filename, kernel.first_line, len(kernel.source.splitlines()))
+        sass, sass_keys, offsets = linemap.map_sass(disasm.disassemble(linked.cubin), sources)
+        ptx, ptx_keys = linemap.map_ptx(linked.ptx, sources)
+        resources = disasm.resource_usage(linked.cubin, linked.info_log, generated.kernels)
+    return Build(
+        key=spec.key, primitive=spec.primitive, name=kernel.name, target=spec.target, options=options,
+        inputs=spec.inputs, result=operator.result, uniforms=spec.uniforms,
+        python_source=kernel.source, python_first_line=kernel.first_line, source=generated.text,
+        op_ptx=operator.ptx, ptx=ptx, sass=sass, cubin=linked.cubin, resources=resources,
+        line_map=linemap.LineMap(ptx_keys, sass_keys, offsets, kernel.first_line),
+        kernels=generated.kernels, geometry=generated.geometry, timings=timings,
+    )
+
+
+def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, lineinfo: bool = True,
+            **options) -> Build:
+    """Compile ``fn`` for ``primitive``: generated CUDA C++, PTX, SASS and the cubin.
+
+    Parameters
+    ----------
+    primitive : {"map", "reduce", "scan", "filter"}
+    fn : function or Kernel
+        A pure function with annotated element types (or ``types=``).
+        Map takes 1-3 inputs; reduce and scan an operator ``(T, T) -> T``;
+        filter a predicate ``T -> bool``.
+    types : sequence or str, optional
+        Parameter types when ``fn`` has no annotations.
+    target : str, tuple or int, optional
+        Compute capability (``"sm_90"``, ``(9, 0)``, ``90``); ``None``
+        means the current GPU. With a target no GPU is needed.
+    lto : bool
+        Link-time optimisation (operator inlined) or a PTX link (a ``CALL``).
+    lineinfo : bool
+        Keep source lines through every stage (for the line map).
+    **options
+        ``fma`` (contract ``a * b + c``, default True), ``exclusive`` (scan),
+        ``index_bits`` (32 or 64), ``iota`` (which map inputs are iota).
+
+    Returns
+    -------
+    Build
+        Cached: the same spec returns the same build, from memory or disk.
+    """
+    with _stage(timings := {}, "check"):
+        spec = make_spec(primitive, fn, types=types, target=target, lto=lto, lineinfo=lineinfo, **options)
+    build = build_for(spec)
+    if "check" not in build.timings:
+        build.timings = {"check": timings["check"], **build.timings}
+    return build
+
+
+def build_for(spec: BuildSpec) -> Build:
+    """Return the build of ``spec``, from the cache when it has it."""
+    from .. import cache
+    from .serialize import decode, encode
+
+    return cache.default_cache().get_or_build(spec.key, lambda: run_pipeline(spec), encode=encode, decode=decode)

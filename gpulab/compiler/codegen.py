@@ -1,0 +1,261 @@
+"""Codegen: the readable CUDA C++ kernel around the operator, from gpulab's templates.
+
+The generated file reads top to bottom: tuning constants, element types,
+how inputs and outputs are read and written, the operator's declaration,
+shared helpers, then the primitive's kernels. Templates live in
+``templates/*.cu``; ``$NAME`` placeholders are filled here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from string import Template
+
+from ..types import ElementType, cxx_definitions
+
+BLOCK_THREADS = 256
+UNROLL = 4
+TEMPLATE_VERSION = 1
+PRIMITIVES = ("map", "reduce", "scan", "filter")
+
+KERNELS = {
+    "map": ("gpulab_map",),
+    "reduce": ("gpulab_reduce_partials", "gpulab_reduce_final", "gpulab_reduce_single"),
+    "scan": ("gpulab_scan",),
+    "filter": ("gpulab_filter",),
+}
+
+_PIECES = {
+    "map": ("common", "map"),
+    "reduce": ("common", "fold", "fold_range", "reduce"),
+    "scan": ("common", "fold", "tile", "lookback", "scan"),
+    "filter": ("common", "fold", "tile", "lookback", "filter"),
+}
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """How work is cut into threads, vectors and tiles (the host launches with it)."""
+
+    block_threads: int
+    vec: int
+    unroll: int
+    scan_items: int
+
+    @property
+    def tile(self) -> int:
+        """Items per block for map and reduce."""
+        return self.block_threads * self.vec * self.unroll
+
+    @property
+    def warp_tile(self) -> int:
+        """Items a warp folds per step of a reduce."""
+        return 32 * self.vec * self.unroll
+
+    @property
+    def scan_tile(self) -> int:
+        """Items per block for scan and filter."""
+        return self.block_threads * self.scan_items
+
+
+@dataclass(frozen=True)
+class Source:
+    """The generated kernel file."""
+
+    text: str
+    kernels: tuple[str, ...]
+    geometry: Geometry
+
+
+def geometry_for(types: list[ElementType]) -> Geometry:
+    """Choose vector width and items per thread for the widest of ``types``."""
+    widest = max(t.itemsize for t in types)
+    vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
+    vec = 16 // widest if vectorisable else 1
+    scan_items = max(1, min(16, 64 // widest))
+    scan_items = max(vec, scan_items - scan_items % vec)
+    return Geometry(BLOCK_THREADS, vec, UNROLL, scan_items)
+
+
+def generate(primitive: str, name: str, target: str, inputs: list[ElementType], result: ElementType,
+             uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
+             exclusive: bool = False) -> Source:
+    """Generate the CUDA C++ for one primitive around the operator ``gpulab_op``.
+
+    Parameters
+    ----------
+    primitive : {"map", "reduce", "scan", "filter"}
+    name : str
+        The Python function's name (for comments).
+    target : str
+        ``sm_XY`` (for comments).
+    inputs : list of ElementType
+        Element types of the inputs (one for reduce, scan and filter).
+    result : ElementType
+        What the operator returns (bool for filter).
+    uniforms : list of (str, ElementType)
+        Uniform names and types, in the operator's parameter order.
+    iota : tuple of bool
+        Which inputs are ``iota`` (computed from the index, never stored).
+    index_bits : {32, 64}
+        Width of indices and sizes.
+    exclusive : bool
+        For scan: exclusive instead of inclusive.
+    """
+    iota = tuple(iota) or (False,) * len(inputs)
+    element_types = [*inputs, result]
+    geometry = geometry_for(element_types)
+    sections = [
+        _header(primitive, name, target, index_bits),
+        _constants(geometry, index_bits, exclusive),
+        _types(primitive, inputs, result, uniforms),
+        _piece("common"),
+        _accessors(primitive, inputs, result, iota),
+        _operator(primitive, name, inputs, result, uniforms),
+    ]
+    for piece in _PIECES[primitive][1:]:
+        sections.append(_piece(piece, **(_map_fields(len(inputs)) if piece == "map" else {})))
+    return Source("\n".join(sections), KERNELS[primitive], geometry)
+
+
+def _piece(name: str, **fields) -> str:
+    text = resources.files(__package__).joinpath("templates", f"{name}.cu").read_text()
+    return Template(text).substitute(fields) if fields else text
+
+
+def _header(primitive, name, target, index_bits) -> str:
+    return (
+        f"// gpulab: {primitive} with `{name}`, for {target}. Generated CUDA C++.\n"
+        f"// The operator `{name}` is compiled from Python separately (numba) and\n"
+        "// linked in by nvJitLink; with link-time optimisation it is inlined.\n"
+        f"// Indices are {index_bits}-bit.\n"
+    )
+
+
+def _constants(geometry: Geometry, index_bits: int, exclusive: bool) -> str:
+    index_type = "int" if index_bits == 32 else "long long"
+    return (
+        "// ---- Tuning -------------------------------------------------------------------\n"
+        f"#define BLOCK_THREADS {geometry.block_threads}\n"
+        "#define WARP_THREADS 32\n"
+        "#define WARPS_PER_BLOCK (BLOCK_THREADS / WARP_THREADS)\n"
+        f"#define VEC {geometry.vec}      // items per vector load (16 bytes of the widest type)\n"
+        f"#define UNROLL {geometry.unroll}   // vectors each thread keeps in flight\n"
+        "#define WARP_TILE (WARP_THREADS * VEC * UNROLL)\n"
+        "#define TILE (BLOCK_THREADS * VEC * UNROLL)\n"
+        f"#define SCAN_ITEMS {geometry.scan_items}  // contiguous items per thread in scan and filter\n"
+        "#define SCAN_TILE (BLOCK_THREADS * SCAN_ITEMS)\n"
+        f"#define EXCLUSIVE {'true' if exclusive else 'false'}\n"
+        f"typedef {index_type} index_t;\n"
+    )
+
+
+def _types(primitive, inputs, result, uniforms) -> str:
+    lines = ["// ---- Element types ------------------------------------------------------------"]
+    definitions = cxx_definitions([*inputs, result, *(t for _, t in uniforms)])
+    if definitions:
+        lines.append(definitions)
+    if primitive == "map":
+        lines += [f"typedef {t.cxx} in{i}_t;  // {t.name}" for i, t in enumerate(inputs)]
+        lines.append(f"typedef {result.cxx} out_t;  // {result.name}")
+    else:
+        lines.append(f"typedef {inputs[0].cxx} value_t;  // {inputs[0].name}")
+        lines.append("typedef value_t out_t;")
+    lines.append("")
+    lines.append("// Uniforms: the function's free scalar variables, passed at launch.")
+    fields = [f"    {t.cxx} {_uniform_field(n)};" for n, t in uniforms]
+    lines.append("struct Uniforms {" + ("\n" + "\n".join(fields) + "\n" if fields else "") + "};")
+    return "\n".join(lines) + "\n"
+
+
+def _uniform_field(name: str) -> str:
+    return f"u_{name}"
+
+
+def _accessors(primitive, inputs, result, iota) -> str:
+    parts = ["// ---- Reading inputs, writing the output --------------------------------------"]
+    value_names = [f"in{i}_t" for i in range(len(inputs))] if primitive == "map" else ["value_t"]
+    for i, (element, is_iota, value) in enumerate(zip(inputs, iota, value_names)):
+        parts.append(_iota_input(i, value) if is_iota else _array_input(i, element, value))
+    parts.append(_output("out_t"))
+    return "\n".join(parts)
+
+
+def _array_input(i, element, value) -> str:
+    return (
+        f"// Input {i}: an array of {element.name} (a 1-D or 2-D affine view).\n"
+        f"struct Input{i} {{\n    const {value}* data;\n    Layout layout;\n}};\n"
+        f"__device__ __forceinline__ {value} load(const Input{i}& in, index_t i) {{\n"
+        "    return in.data[offset_of(in.layout, i)];\n}\n"
+        f"__device__ __forceinline__ bool can_vectorize(const Input{i}& in) {{\n"
+        "    return is_contiguous(in.layout) &&\n"
+        f"           reinterpret_cast<unsigned long long>(in.data) % (sizeof({value}) * VEC) == 0;\n}}\n"
+        f"__device__ __forceinline__ Vector<{value}, VEC> load_vector(const Input{i}& in, index_t i) {{\n"
+        f"    return *reinterpret_cast<const Vector<{value}, VEC>*>(in.data + i);\n}}\n"
+    )
+
+
+def _iota_input(i, value) -> str:
+    return (
+        f"// Input {i}: iota: item i is start + i, computed, never stored.\n"
+        f"struct Input{i} {{\n    long long start;\n}};\n"
+        f"__device__ __forceinline__ {value} load(const Input{i}& in, index_t i) {{ return ({value})(in.start + i); }}\n"
+        f"__device__ __forceinline__ bool can_vectorize(const Input{i}&) {{ return true; }}\n"
+        f"__device__ __forceinline__ Vector<{value}, VEC> load_vector(const Input{i}& in, index_t i) {{\n"
+        f"    Vector<{value}, VEC> v;\n"
+        "    #pragma unroll\n"
+        f"    for (int j = 0; j < VEC; ++j) v.item[j] = ({value})(in.start + i + j);\n"
+        "    return v;\n}\n"
+    )
+
+
+def _output(value) -> str:
+    return (
+        "// The output: an array (a 1-D or 2-D affine view).\n"
+        f"struct Output {{\n    {value}* data;\n    Layout layout;\n}};\n"
+        f"__device__ __forceinline__ void store(const Output& out, index_t i, {value} v) {{\n"
+        "    out.data[offset_of(out.layout, i)] = v;\n}\n"
+        "__device__ __forceinline__ bool can_vectorize(const Output& out) {\n"
+        "    return is_contiguous(out.layout) &&\n"
+        f"           reinterpret_cast<unsigned long long>(out.data) % (sizeof({value}) * VEC) == 0;\n}}\n"
+        f"__device__ __forceinline__ void store_vector(const Output& out, index_t i, const Vector<{value}, VEC>& v) {{\n"
+        f"    *reinterpret_cast<Vector<{value}, VEC>*>(out.data + i) = v;\n}}\n"
+    )
+
+
+def _operator(primitive, name, inputs, result, uniforms) -> str:
+    if primitive == "map":
+        params = [(f"in{i}_t", f"a{i}") for i in range(len(inputs))]
+        result_type, wrapper = "out_t", "apply"
+    elif primitive == "filter":
+        params, result_type, wrapper = [("value_t", "x")], "bool", "predicate"
+    else:
+        params, result_type, wrapper = [("value_t", "a"), ("value_t", "b")], "value_t", "op"
+    pointer_params = [f"{result_type}* result"] + [f"const {t}* {n}" for t, n in params]
+    pointer_params += [f"const {t.cxx}* {_uniform_field(n)}" for n, t in uniforms]
+    arguments = ["&result"] + [f"&{n}" for _, n in params] + [f"&u.{_uniform_field(n)}" for n, _ in uniforms]
+    value_params = ", ".join(f"{t} {n}" for t, n in params)
+    return (
+        "// ---- The operator ---------------------------------------------------------------\n"
+        f"// `{name}`, compiled from Python by numba into op.ltoir (or op.ptx). It takes\n"
+        "// every value by pointer; the status word of numba's C ABI is not used.\n"
+        f"extern \"C\" __device__ long long gpulab_op({', '.join(pointer_params)});\n\n"
+        f"__device__ __forceinline__ {result_type} {wrapper}({value_params}, const Uniforms& u) {{\n"
+        f"    {result_type} result;\n"
+        f"    gpulab_op({', '.join(arguments)});\n"
+        "    return result;\n}\n"
+    )
+
+
+def _map_fields(count: int) -> dict:
+    indices = range(count)
+    return {
+        "PARAMS": ", ".join(f"Input{i} in{i}" for i in indices),
+        "CAN_VECTORIZE": " && ".join([f"can_vectorize(in{i})" for i in indices] + ["can_vectorize(out)"]),
+        "LOAD_VECTORS": "\n".join(
+            f"                const Vector<in{i}_t, VEC> v{i} = load_vector(in{i}, i);" for i in indices
+        ),
+        "VECTOR_ITEMS": ", ".join(f"v{i}.item[j]" for i in indices),
+        "SCALAR_ITEMS": ", ".join(f"load(in{i}, i)" for i in indices),
+    }

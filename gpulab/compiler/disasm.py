@@ -1,0 +1,120 @@
+"""Disassembly: cubin -> SASS with line info (nvdisasm) and resource usage (cuobjdump)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+
+from ..errors import DisassemblerError, ToolkitNotFoundError
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one kernel uses per thread and per block."""
+
+    registers: int
+    shared_bytes: int
+    stack_bytes: int
+    local_bytes: int
+    spill_stores: int
+    spill_loads: int
+
+    def as_dict(self) -> dict:
+        """Return the fields as a plain dict."""
+        return asdict(self)
+
+
+@functools.lru_cache(maxsize=None)
+def tool_path(name: str) -> str:
+    """Return the path of a CUDA binary utility (``nvdisasm``, ``cuobjdump``).
+
+    Raises
+    ------
+    ToolkitNotFoundError
+        Naming the package that provides it.
+    """
+    try:
+        from cuda.pathfinder import find_nvidia_binary_utility
+
+        found = find_nvidia_binary_utility(name)
+    except Exception:  # an older pathfinder without binary utilities
+        found = None
+    found = found or shutil.which(name)
+    if not found:
+        raise ToolkitNotFoundError(
+            f"{name} was not found: pip install 'cuda-toolkit[{name}]==13.*' "
+            "(or put a CUDA toolkit's bin folder on PATH)"
+        )
+    return found
+
+
+def _run_on_cubin(tool: str, arguments: list[str], cubin: bytes) -> str:
+    with tempfile.TemporaryDirectory(prefix="gpulab-") as folder:
+        path = os.path.join(folder, "kernel.cubin")
+        with open(path, "wb") as file:
+            file.write(cubin)
+        result = subprocess.run([tool_path(tool), *arguments, path], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise DisassemblerError(f"{tool} failed on the linked cubin", result.stderr or result.stdout)
+    return result.stdout
+
+
+def disassemble(cubin: bytes) -> str:
+    """Return ``nvdisasm -c -gi`` of ``cubin``: SASS with (inlined) source lines."""
+    return _run_on_cubin("nvdisasm", ["-c", "-gi"], cubin)
+
+
+def tool_version(name: str) -> str:
+    """Return the release line a tool prints (part of the cache key)."""
+    result = subprocess.run([tool_path(name), "--version"], capture_output=True, text=True)
+    releases = re.findall(r"release [^\n]*", result.stdout)
+    return releases[-1] if releases else result.stdout.strip().splitlines()[-1]
+
+
+_FUNCTION = re.compile(r"Function (\S+):\s*\n\s*(.*)")
+_FIELD = re.compile(r"(\w+(?:\[\d+\])?):(\d+)")
+_SPILLS = re.compile(
+    r"Function properties for (\S+)\s*\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
+)
+
+
+def resource_usage(cubin: bytes, info_log: str, kernels) -> dict[str, Resources]:
+    """Return each kernel's :class:`Resources`, from ``cuobjdump -res-usage`` and the ptxas report.
+
+    Parameters
+    ----------
+    cubin : bytes
+        The linked cubin.
+    info_log : str
+        nvJitLink's ``-verbose`` info log (ptxas' spill report).
+    kernels : iterable of str
+        The kernels to report (``__global__`` functions).
+    """
+    report = _run_on_cubin("cuobjdump", ["-res-usage"], cubin)
+    spills = {m.group(1): (int(m.group(3)), int(m.group(4))) for m in _SPILLS.finditer(info_log)}
+    usage = {}
+    for match in _FUNCTION.finditer(report):
+        name, fields = match.group(1), dict(_FIELD.findall(match.group(2)))
+        if name not in kernels:
+            continue
+        stores, loads = spills.get(name, (0, 0)) if spills else _spills_from_local(fields)
+        usage[name] = Resources(
+            registers=int(fields.get("REG", 0)),
+            shared_bytes=int(fields.get("SHARED", 0)),
+            stack_bytes=int(fields.get("STACK", 0)),
+            local_bytes=int(fields.get("LOCAL", 0)),
+            spill_stores=stores,
+            spill_loads=loads,
+        )
+    return usage
+
+
+def _spills_from_local(fields) -> tuple[int, int]:
+    # Without a ptxas report, local memory beyond the stack frame is spill space.
+    local = int(fields.get("LOCAL", 0))
+    return local, local

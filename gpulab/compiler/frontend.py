@@ -1,0 +1,247 @@
+"""Frontend: the user's function -> the operator's PTX and LTO-IR, through numba-cuda.
+
+The operator gpulab links is a small generated wrapper with a C ABI that
+takes every value by pointer (``gpulab_op(out, in0, in1, uniform0...)``),
+loads the inputs, calls the user's function and stores the result cast to
+the output type. Pointers keep one calling convention for every element
+type, records included; after link-time optimisation they vanish.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import re
+import threading
+import warnings
+from dataclasses import dataclass
+
+from ..errors import FrontendError, KernelTypeError, SourceLocation
+from ..types import ElementType, element_type
+from .target import Target
+
+OP_NAME = "gpulab_op"
+WRAPPER_FILENAME = "<gpulab-operator-wrapper>"
+_LOCK = threading.RLock()
+
+
+@dataclass(frozen=True)
+class Operator:
+    """The compiled operator.
+
+    Attributes
+    ----------
+    ptx : str
+        The operator alone, as PTX (what ``lto=False`` links).
+    ltoir : bytes or None
+        The operator as LTO-IR (what ``lto=True`` links).
+    result : ElementType
+        The element type the wrapper stores.
+    """
+
+    ptx: str
+    ltoir: bytes | None
+    result: ElementType
+
+
+@dataclass(frozen=True)
+class Options:
+    """Code-generation options that change the operator's code."""
+
+    lineinfo: bool = True
+    fma: bool = True
+
+
+def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target, lto: bool,
+                     options: Options) -> Operator:
+    """Compile ``kernel`` for ``arg_types`` into a C-ABI operator.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The checked user function.
+    arg_types : sequence of ElementType
+        Types of its parameters.
+    uniform_types : sequence of ElementType
+        Types of its uniforms (appended parameters).
+    result : ElementType or None
+        The type to store; ``None`` keeps the type numba infers.
+    target : Target
+        Compute capability.
+    lto : bool
+        Also produce LTO-IR.
+    options : Options
+        Line info and FMA contraction.
+
+    Raises
+    ------
+    FrontendError
+        When numba cannot type or lower the function; points at the user's line.
+    """
+    from numba import types as nbtypes
+    from numba.cuda import compile as numba_compile
+
+    with _LOCK, _compiling_for(target, options), warnings.catch_warnings():
+        _install_debuginfo_fix()
+        user = _device_function(kernel)
+        inferred: list = []
+        wrapper = _wrapper(len(arg_types), len(uniform_types),
+                           [t.numba for t in (*arg_types, *uniform_types)],
+                           result.numba if result else None, inferred, user)
+        signature = nbtypes.void(*([nbtypes.voidptr] * (1 + len(arg_types) + len(uniform_types))))
+        common = dict(device=True, abi="c", abi_info={"abi_name": OP_NAME},
+                      cc=target.cc, lineinfo=options.lineinfo)
+        try:
+            # A lambda's regenerated function has no `def` line for numba to find;
+            # it still compiles, only without Python line info.
+            warnings.filterwarnings("ignore", message="Could not find source for function")
+            ptx, _ = numba_compile(wrapper, signature, output="ptx", **common)
+            ltoir = numba_compile(wrapper, signature, output="ltoir", **common)[0] if lto else None
+        except Exception as exc:  # numba raises many classes; all mean "your function"
+            raise _frontend_error(kernel, exc) from None
+    stored = result or _element_type_of(inferred[0], kernel)
+    return Operator(ptx=ptx, ltoir=ltoir, result=stored)
+
+
+def _device_function(kernel):
+    from numba import cuda
+
+    return cuda.jit(device=True, lineinfo=True)(kernel.parametrized(_device_function))
+
+
+def _wrapper(n_args, n_uniforms, value_types, result_type, inferred, user):
+    """Build ``gpulab_op(out, a0.., u0..)``: load each pointer, call, store."""
+    names = [f"a{i}" for i in range(n_args)] + [f"u{i}" for i in range(n_uniforms)]
+    loads = ", ".join(f"load{i}({name})" for i, name in enumerate(names))
+    source = (
+        f"def {OP_NAME}(out, {', '.join(names)}):\n"
+        f"    store(out, user({loads}))\n"
+    )
+    namespace = {"user": user, "store": _store(result_type, inferred)}
+    namespace.update({f"load{i}": _load(t) for i, t in enumerate(value_types)})
+    linecache.cache[WRAPPER_FILENAME] = (len(source), None, source.splitlines(True), WRAPPER_FILENAME)
+    exec(compile(source, WRAPPER_FILENAME, "exec"), namespace)
+    return namespace[OP_NAME]
+
+
+def _load(value_type):
+    from numba import types as nbtypes
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def load(typingctx, pointer):
+        def codegen(context, builder, signature, args):
+            data = context.data_model_manager[value_type].get_data_type()
+            return context.unpack_value(builder, value_type, builder.bitcast(args[0], data.as_pointer()))
+
+        return value_type(nbtypes.voidptr), codegen
+
+    return load
+
+
+def _store(result_type, inferred: list):
+    """An intrinsic that stores a value (cast to ``result_type`` when given) through a void pointer."""
+    from numba import types as nbtypes
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def store(typingctx, pointer, value):
+        target_type = result_type or value
+        inferred[:] = [target_type]
+
+        def codegen(context, builder, signature, args):
+            cast = context.cast(builder, args[1], value, target_type)
+            data = context.data_model_manager[target_type].get_data_type()
+            context.pack_value(builder, target_type, cast, builder.bitcast(args[0], data.as_pointer()))
+            return context.get_dummy_value()
+
+        return nbtypes.void(nbtypes.voidptr, value), codegen
+
+    return store
+
+
+def _element_type_of(numba_type, kernel) -> ElementType:
+    from numba.np.numpy_support import as_dtype
+
+    try:
+        return element_type(as_dtype(numba_type))
+    except Exception:
+        raise KernelTypeError(
+            f"`{kernel.name}` returns a {numba_type}, which is not an element type; "
+            "return a number, a bool or a record",
+            kernel.location(),
+        ) from None
+
+
+def _frontend_error(kernel, exc: Exception) -> FrontendError:
+    """Turn a numba error into one that shows the user's line."""
+    text = str(exc)
+    lines = [line for line in text.split("\n\nFile ")[0].splitlines()
+             if line.strip() and not line.startswith("Failed in ")]
+    message = lines[0] if lines else type(exc).__name__
+    location = None
+    for filename, line in re.findall(r'File "([^"]+)", line (\d+)', text):
+        if kernel.filename == filename or kernel.filename.endswith("/" + filename):
+            location = SourceLocation(kernel.filename, int(line), None, kernel.line_offset)
+            break
+    return FrontendError(f"numba could not compile `{kernel.name}`: {message}", location or kernel.location())
+
+
+_DEBUGINFO_FIXED = False
+
+
+def _install_debuginfo_fix():
+    """Write numba's debug-info module flags with behaviour 1 (error), as NVRTC does.
+
+    numba-cuda writes "Debug Info Version" and "Dwarf Version" with behaviour
+    2 (warning); nvJitLink refuses to link that with NVRTC's LTO-IR ("IDs have
+    conflicting behaviors"), so line info could not survive LTO.
+    """
+    global _DEBUGINFO_FIXED
+    if _DEBUGINFO_FIXED:
+        return
+    from numba.cuda import cgutils, debuginfo
+
+    def _set_module_flags(self):
+        flags = cgutils.get_or_insert_named_metadata(self.module, "llvm.module.flags")
+        versions = [("Debug Info Version", self.DEBUG_INFO_VERSION)]
+        if self.DWARF_VERSION is not None:
+            versions.insert(0, ("Dwarf Version", self.DWARF_VERSION))
+        for name, value in versions:
+            node = self.module.add_metadata([self._const_int(1), name, self._const_int(value)])
+            if node not in flags.operands:
+                flags.add(node)
+
+    debuginfo.DIBuilder._set_module_flags = _set_module_flags
+    _DEBUGINFO_FIXED = True
+
+
+class _TargetDevice:
+    def __init__(self, cc):
+        self.compute_capability = cc
+
+
+@contextlib.contextmanager
+def _compiling_for(target: Target, options: Options):
+    """Compile nested device functions for ``target`` and apply the FMA option.
+
+    numba compiles a nested ``cuda.jit(device=True)`` function for the
+    *current device*, which does not exist on a machine without a GPU; the
+    final code is generated for ``target`` anyway, so nested functions are
+    typed for it too.
+    """
+    from numba.cuda import dispatcher
+    from numba.cuda.cudadrv import nvvm
+
+    saved_device, saved_compile_ir = dispatcher.get_current_device, nvvm.compile_ir
+
+    def compile_ir(llvmir, **nvvm_options):
+        nvvm_options.setdefault("fma", options.fma)
+        return saved_compile_ir(llvmir, **nvvm_options)
+
+    dispatcher.get_current_device = lambda: _TargetDevice(target.cc)
+    nvvm.compile_ir = compile_ir
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device, nvvm.compile_ir = saved_device, saved_compile_ir

@@ -1,0 +1,196 @@
+"""The line map: Python lines <-> CUDA lines <-> PTX lines <-> SASS instructions.
+
+Line info survives link-time optimisation (see FACTS.md): PTX ``.loc``
+directives and ``nvdisasm -gi`` annotations name, for each instruction,
+the source line it came from and the lines it was inlined at. Each is
+turned into *keys*: ``py:N`` (line N of the Python pane) and ``cu:N``
+(line N of ``kernel.cu``). Lines that share a key are one source line seen
+at two stages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from .nvrtc import KERNEL_FILENAME
+
+_SASS_NOTE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)(.*)$')
+_INLINED_AT = re.compile(r'inlined at "([^"]+)", line (\d+)')
+_SASS_INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
+_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
+_PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:,.*inlined_at\s+(\d+)\s+(\d+)\s+\d+)?")
+_PTX_DEBUG_SECTION = re.compile(r"^\s*\.section\s+\.debug")
+
+
+@dataclass
+class Sources:
+    """How to turn a file and line into a key.
+
+    Attributes
+    ----------
+    python_file : str
+        The user's file (as the code object names it).
+    python_first_line : int
+        The file line shown as line 1 of the Python pane.
+    python_lines : int
+        How many lines the Python pane has.
+    """
+
+    python_file: str
+    python_first_line: int
+    python_lines: int
+
+    def key(self, filename: str, line: int) -> str | None:
+        """Return ``py:N``/``cu:N`` for a file line, or ``None`` for other files."""
+        if filename == self.python_file:
+            pane_line = line - self.python_first_line + 1
+            return f"py:{pane_line}" if 1 <= pane_line <= self.python_lines else None
+        if os.path.basename(filename) == KERNEL_FILENAME:
+            return f"cu:{line}"
+        return None
+
+
+@dataclass
+class LineMap:
+    """Keys of each shown line of the PTX and SASS panes, and SASS offsets.
+
+    Attributes
+    ----------
+    ptx : dict of int to tuple of str
+        0-based line of the shown PTX -> keys.
+    sass : dict of int to tuple of str
+        0-based line of the shown SASS -> keys.
+    sass_offsets : dict of int to int
+        0-based line of the shown SASS -> instruction offset in its function.
+    python_first_line : int
+        File line of the Python pane's first line.
+    """
+
+    ptx: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    sass: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    sass_offsets: dict[int, int] = field(default_factory=dict)
+    python_first_line: int = 1
+
+    def _pane_key(self, python_line: int) -> str:
+        return f"py:{python_line - self.python_first_line + 1}"
+
+    def python_to_sass(self, python_line: int) -> list[int]:
+        """SASS instruction offsets that came from file line ``python_line`` of the function."""
+        key = self._pane_key(python_line)
+        return sorted({self.sass_offsets[i] for i, keys in self.sass.items() if key in keys})
+
+    def python_to_ptx(self, python_line: int) -> list[int]:
+        """0-based lines of the shown PTX that came from file line ``python_line``."""
+        key = self._pane_key(python_line)
+        return sorted(i for i, keys in self.ptx.items() if key in keys)
+
+    def python_to_cuda(self, python_line: int) -> list[int]:
+        """Lines of ``kernel.cu`` where file line ``python_line`` was inlined."""
+        key = self._pane_key(python_line)
+        found = set()
+        for keys in (*self.ptx.values(), *self.sass.values()):
+            if key in keys:
+                found.update(int(k[3:]) for k in keys if k.startswith("cu:"))
+        return sorted(found)
+
+    def python_lines(self) -> list[int]:
+        """File lines of the function that reached the SASS."""
+        keys = {k for keys in self.sass.values() for k in keys if k.startswith("py:")}
+        return sorted(int(k[3:]) + self.python_first_line - 1 for k in keys)
+
+    def links(self, python_text: str, cuda_text: str) -> dict[str, dict[str, list[str]]]:
+        """Return the bundle's ``links``: keys of every line of each pane (see docs/bundle.md)."""
+        return {
+            "python": {str(i): [f"py:{i + 1}"] for i in range(len(python_text.splitlines()))},
+            "cuda": {str(i): [f"cu:{i + 1}"] for i in range(len(cuda_text.splitlines()))},
+            "ptx": {str(i): list(keys) for i, keys in self.ptx.items()},
+            "sass": {str(i): list(keys) for i, keys in self.sass.items()},
+        }
+
+    def to_json(self) -> dict:
+        """A JSON-able form (for the cache)."""
+        return {
+            "ptx": {str(k): v for k, v in self.ptx.items()},
+            "sass": {str(k): v for k, v in self.sass.items()},
+            "sass_offsets": {str(k): v for k, v in self.sass_offsets.items()},
+            "python_first_line": self.python_first_line,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> LineMap:
+        """Inverse of :meth:`to_json`."""
+        return cls(
+            ptx={int(k): tuple(v) for k, v in data["ptx"].items()},
+            sass={int(k): tuple(v) for k, v in data["sass"].items()},
+            sass_offsets={int(k): v for k, v in data["sass_offsets"].items()},
+            python_first_line=data["python_first_line"],
+        )
+
+
+def _keys(sources: Sources, locations) -> tuple[str, ...]:
+    keys = (sources.key(filename, int(line)) for filename, line in locations)
+    return tuple(dict.fromkeys(k for k in keys if k))
+
+
+def map_sass(raw: str, sources: Sources) -> tuple[str, dict, dict]:
+    """Strip ``//##`` annotations from ``nvdisasm -gi`` output and key each instruction.
+
+    Returns
+    -------
+    (str, dict, dict)
+        The SASS to show, its line -> keys, its line -> instruction offset.
+    """
+    shown, keys_of, offsets = [], {}, {}
+    current: tuple[str, ...] = ()
+    in_note_block = False
+    for line in raw.splitlines():
+        note = _SASS_NOTE.match(line)
+        if note:
+            locations = [(note.group(1), note.group(2)), *_INLINED_AT.findall(note.group(3))]
+            keys = _keys(sources, locations)
+            current = tuple(dict.fromkeys((*current, *keys))) if in_note_block else keys
+            in_note_block = True
+            continue
+        in_note_block = False
+        instruction = _SASS_INSTRUCTION.match(line)
+        if instruction:
+            index = len(shown)
+            offsets[index] = int(instruction.group(1), 16)
+            if current:
+                keys_of[index] = current
+        elif line.strip().startswith(".") or line.strip().endswith(":"):
+            current = ()
+        shown.append(line)
+    return "\n".join(shown) + "\n", keys_of, offsets
+
+
+def map_ptx(raw: str, sources: Sources) -> tuple[str, dict]:
+    """Strip ``.loc`` lines and debug sections from PTX and key each instruction."""
+    files = {number: name for number, name in (m.groups() for m in map(_PTX_FILE.match, raw.splitlines()) if m)}
+    shown, keys_of = [], {}
+    current: tuple[str, ...] = ()
+    in_debug = False
+    for line in raw.splitlines():
+        if _PTX_DEBUG_SECTION.match(line):
+            in_debug = True
+        if in_debug:
+            if line.strip() == "}":
+                in_debug = False
+            continue
+        loc = _PTX_LOC.match(line)
+        if loc:
+            file_number, line_number, at_file, at_line = loc.groups()
+            locations = [(files.get(file_number, ""), line_number)]
+            if at_file:
+                locations.append((files.get(at_file, ""), at_line))
+            current = _keys(sources, locations)
+            continue
+        if _PTX_FILE.match(line):
+            continue
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("//", ".", "{", "}", "$")) and current:
+            keys_of[len(shown)] = current
+        shown.append(line)
+    return "\n".join(shown).rstrip() + "\n", keys_of

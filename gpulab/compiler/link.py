@@ -1,0 +1,101 @@
+"""nvJitLink: the kernel and the operator -> one cubin (and the linked PTX)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import LinkError, ToolkitNotFoundError
+from .target import Target
+
+
+@dataclass(frozen=True)
+class Linked:
+    """What the link produced."""
+
+    cubin: bytes
+    ptx: str
+    info_log: str
+
+
+def _nvjitlink():
+    try:
+        from cuda.bindings import nvjitlink
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ToolkitNotFoundError(
+            "nvJitLink is not installed: pip install 'cuda-bindings>=13' 'cuda-toolkit[nvjitlink]==13.*'"
+        ) from exc
+    return nvjitlink
+
+
+def version() -> tuple[int, int]:
+    """Return nvJitLink's ``(major, minor)`` version."""
+    nvjitlink = _nvjitlink()
+    return tuple(nvjitlink.version())
+
+
+def _run(options: list[str], inputs, want_ptx: bool):
+    nvjitlink = _nvjitlink()
+    handle = nvjitlink.create(len(options), options)
+    try:
+        for kind, data, name in inputs:
+            nvjitlink.add_data(handle, kind, data, len(data), name)
+        try:
+            nvjitlink.complete(handle)
+        except nvjitlink.nvJitLinkError as exc:
+            raise LinkError(f"nvJitLink could not link the kernel and the operator ({exc})",
+                            _read(handle, nvjitlink.get_error_log_size, nvjitlink.get_error_log)) from None
+        info = _read(handle, nvjitlink.get_info_log_size, nvjitlink.get_info_log)
+        if want_ptx:
+            return _read(handle, nvjitlink.get_linked_ptx_size, nvjitlink.get_linked_ptx), info
+        return bytes(_read_bytes(handle, nvjitlink.get_linked_cubin_size, nvjitlink.get_linked_cubin)), info
+    finally:
+        nvjitlink.destroy(handle)
+
+
+def _read_bytes(handle, size_of, read) -> bytearray:
+    buffer = bytearray(size_of(handle))
+    read(handle, buffer)
+    return buffer
+
+
+def _read(handle, size_of, read) -> str:
+    return _read_bytes(handle, size_of, read).rstrip(b"\x00").decode(errors="replace")
+
+
+def link(kernel: bytes, operator, target: Target, *, lto: bool, lineinfo: bool, fma: bool) -> Linked:
+    """Link the kernel with the operator for ``target``.
+
+    Parameters
+    ----------
+    kernel : bytes
+        NVRTC's LTO-IR (``lto``) or PTX.
+    operator : bytes or str
+        numba's LTO-IR (``lto``) or PTX.
+    lto : bool
+        Link-time optimisation (the operator is inlined) or a PTX link (it
+        stays a called function).
+
+    Returns
+    -------
+    Linked
+        The cubin, the whole kernel's PTX and the linker's info log
+        (ptxas' register and spill report).
+    """
+    nvjitlink = _nvjitlink()
+    options = [f"-arch={target.arch}", "-verbose"]
+    if lineinfo:
+        options.append("-lineinfo")
+    if lto:
+        options += ["-lto", f"-fma={int(fma)}"]
+        kind = nvjitlink.InputType.LTOIR
+    else:
+        options.append(f"-Xptxas=--fmad={'true' if fma else 'false'}")
+        kind = nvjitlink.InputType.PTX
+    operator = operator.encode() if isinstance(operator, str) else operator
+    inputs = [(kind, kernel, "kernel"), (kind, operator, "operator")]
+    cubin, info = _run(options, inputs, want_ptx=False)
+    if lto:
+        ptx, _ = _run(options + ["-ptx"], inputs, want_ptx=True)
+    else:
+        ptx = kernel.decode() + "\n" + operator.decode()
+    return Linked(cubin=cubin, ptx=ptx, info_log=info)

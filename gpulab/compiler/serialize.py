@@ -1,0 +1,58 @@
+"""Build <-> cache entry (JSON metadata and named byte blobs; no pickle)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..types import element_type
+from .build import Build
+from .codegen import Geometry
+from .disasm import Resources
+from .linemap import LineMap
+from .spec import BuildOptions
+from .target import Target
+
+_TEXTS = ("python_source", "source", "op_ptx", "ptx", "sass")
+
+
+def _dtype_json(element) -> object:
+    return np.lib.format.dtype_to_descr(element.dtype)
+
+
+def _element(descr):
+    descr = [tuple(field) for field in descr] if isinstance(descr, list) else descr
+    return element_type(np.lib.format.descr_to_dtype(descr))
+
+
+def encode(build: Build) -> tuple[dict, dict[str, bytes]]:
+    """Return ``(meta, blobs)`` for the cache."""
+    meta = {
+        "key": build.key, "primitive": build.primitive, "name": build.name,
+        "target": list(build.target.cc), "options": build.options.as_dict(),
+        "inputs": [_dtype_json(t) for t in build.inputs], "result": _dtype_json(build.result),
+        "uniforms": [[name, _dtype_json(t)] for name, t in build.uniforms],
+        "python_first_line": build.python_first_line,
+        "resources": {name: r.as_dict() for name, r in build.resources.items()},
+        "line_map": build.line_map.to_json(), "kernels": list(build.kernels),
+        "geometry": [build.geometry.block_threads, build.geometry.vec, build.geometry.unroll,
+                     build.geometry.scan_items],
+        "timings": build.timings,
+    }
+    blobs = {name: getattr(build, name).encode() for name in _TEXTS}
+    blobs["cubin"] = build.cubin
+    return meta, blobs
+
+
+def decode(meta: dict, blobs: dict[str, bytes]) -> Build:
+    """Inverse of :func:`encode`."""
+    options = dict(meta["options"], iota=tuple(meta["options"]["iota"]))
+    return Build(
+        key=meta["key"], primitive=meta["primitive"], name=meta["name"], target=Target(*meta["target"]),
+        options=BuildOptions(**options), inputs=tuple(_element(d) for d in meta["inputs"]),
+        result=_element(meta["result"]), uniforms=tuple((n, _element(d)) for n, d in meta["uniforms"]),
+        python_first_line=meta["python_first_line"], cubin=blobs["cubin"],
+        resources={name: Resources(**r) for name, r in meta["resources"].items()},
+        line_map=LineMap.from_json(meta["line_map"]), kernels=tuple(meta["kernels"]),
+        geometry=Geometry(*meta["geometry"]), timings=dict(meta["timings"]),
+        **{name: blobs[name].decode() for name in _TEXTS},
+    )

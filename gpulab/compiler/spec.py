@@ -1,0 +1,127 @@
+"""BuildSpec: everything that changes the generated code, and its key.
+
+The key holds the primitive and its options, the function's code and the
+values of its constants, referenced modules and nested kernels, element
+and uniform *types*, the target, the template version and the toolchain
+versions. Never uniform values, array pointers, sizes or streams.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import types as pytypes
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kernel import Kernel
+from ..types import ElementType
+from .target import Target
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Options of a build; all of them change the generated code."""
+
+    lto: bool = True
+    lineinfo: bool = True
+    fma: bool = True
+    exclusive: bool = False
+    index_bits: int = 32
+    iota: tuple[bool, ...] = ()
+
+    def as_dict(self) -> dict:
+        """Return the options as a JSON-able dict."""
+        return {"lto": self.lto, "lineinfo": self.lineinfo, "fma": self.fma, "exclusive": self.exclusive,
+                "index_bits": self.index_bits, "iota": list(self.iota)}
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """One build: a primitive around a kernel, for element types and a target."""
+
+    primitive: str
+    kernel: Kernel = field(compare=False)
+    inputs: tuple[ElementType, ...]
+    result: ElementType | None
+    uniforms: tuple[tuple[str, ElementType], ...]
+    target: Target
+    options: BuildOptions
+
+    @functools.cached_property
+    def key(self) -> str:
+        """A hex digest of everything that changes the generated code."""
+        document = {
+            "primitive": self.primitive,
+            "kernel": kernel_fingerprint(self.kernel),
+            "inputs": [_dtype_text(t.dtype) for t in self.inputs],
+            "result": _dtype_text(self.result.dtype) if self.result else None,
+            "uniforms": [[name, _dtype_text(t.dtype)] for name, t in self.uniforms],
+            "target": self.target.arch,
+            "options": self.options.as_dict(),
+            "versions": toolchain_versions(),
+        }
+        text = json.dumps(document, sort_keys=True, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def _dtype_text(dtype: np.dtype) -> str:
+    return str(np.lib.format.dtype_to_descr(dtype))
+
+
+def kernel_fingerprint(kernel: Kernel) -> dict:
+    """What identifies a kernel's code: source, bytecode, constants, references, nested kernels."""
+    return {
+        "source": kernel.source,
+        "first_line": kernel.first_line,
+        "code": _code_fingerprint(kernel.pyfunc.__code__),
+        "uniforms": list(kernel.uniforms),
+        "references": {name: _reference(value) for name, value in sorted(kernel.analysis.references.items())},
+    }
+
+
+def _code_fingerprint(code: pytypes.CodeType) -> str:
+    digest = hashlib.sha256(code.co_code)
+    for constant in code.co_consts:
+        digest.update((_code_fingerprint(constant) if isinstance(constant, pytypes.CodeType)
+                       else repr(constant)).encode())
+    digest.update(repr(code.co_names).encode())
+    return digest.hexdigest()
+
+
+def _reference(value):
+    if isinstance(value, Kernel):
+        return {"kernel": kernel_fingerprint(value)}
+    if isinstance(value, pytypes.ModuleType):
+        return {"module": value.__name__}
+    if callable(value):
+        return {"callable": f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', repr(value))}"}
+    return {"constant": repr(value), "type": type(value).__name__}
+
+
+@functools.lru_cache(maxsize=1)
+def toolchain_versions() -> dict:
+    """Versions of everything that generates code (part of every key)."""
+    from importlib.metadata import version
+
+    from . import codegen, link, nvrtc
+
+    return {
+        "gpulab": version("gpulab") if _installed("gpulab") else "source",
+        "templates": codegen.TEMPLATE_VERSION,
+        "numba-cuda": version("numba-cuda"),
+        "nvrtc": list(nvrtc.version()),
+        "nvjitlink": list(link.version()),
+    }
+
+
+def _installed(distribution: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version(distribution)
+    except PackageNotFoundError:
+        return False
+    return True

@@ -1,0 +1,64 @@
+// ---- Filter: stream compaction in one pass -------------------------------------
+// A tile: load; each thread tests its items; the kept counts are scanned
+// within the block and across tiles (look-back over counts); kept items are
+// gathered in shared memory in order, then written out contiguously. The
+// last tile writes how many items were kept in all.
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+gpulab_filter(Input0 in, index_t n, Output out, index_t* kept_total, TileStatus<index_t> status,
+              unsigned int epoch, Uniforms u) {
+    auto add = [](index_t a, index_t b) { return a + b; };
+    __shared__ alignas(16) value_t items[SCAN_TILE];
+    __shared__ index_t tile_kept, tile_prefix;
+
+    const long long tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
+    const long long tile = next_tile_id(status, tiles);
+    const index_t base = (index_t)tile * SCAN_TILE;
+    const int count = n - base < SCAN_TILE ? (int)(n - base) : SCAN_TILE;
+    load_tile(in, base, count, items);
+    __syncthreads();
+
+    // 1. Test this thread's items; keep them in registers.
+    const int first = threadIdx.x * SCAN_ITEMS;
+    value_t mine[SCAN_ITEMS];
+    bool keep[SCAN_ITEMS];
+    index_t kept = 0;
+    #pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        mine[j] = items[first + j < count ? first + j : 0];
+        keep[j] = first + j < count && predicate(mine[j], u);
+        kept += keep[j];
+    }
+
+    // 2. Where this thread's kept items go within the tile.
+    bool has;
+    index_t position = block_exclusive_prefix(kept, has, add);
+    if (first < count && first + SCAN_ITEMS >= count) tile_kept = position + kept;
+    __syncthreads();  // every thread has read its items: the tile can be overwritten
+
+    // 3. Gather kept items at the front of the tile, in order.
+    #pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j)
+        if (keep[j]) items[position++] = mine[j];
+
+    // 4. Where the tile's kept items go in the output.
+    if (tile == 0) {
+        if (threadIdx.x == 0) {
+            tile_prefix = 0;
+            publish(status, 0, epoch, STATUS_INCLUSIVE, tile_kept);
+        }
+    } else {
+        if (threadIdx.x == 0) publish(status, tile, epoch, STATUS_AGGREGATE, tile_kept);
+        if (warp_id() == 0) {
+            const index_t before = look_back(status, tile, epoch, add);
+            if (threadIdx.x == 0) {
+                tile_prefix = before;
+                publish(status, tile, epoch, STATUS_INCLUSIVE, before + tile_kept);
+            }
+        }
+    }
+    __syncthreads();
+
+    for (int k = threadIdx.x; k < tile_kept; k += BLOCK_THREADS) store(out, tile_prefix + k, items[k]);
+    if (tile == tiles - 1 && threadIdx.x == 0) *kept_total = tile_prefix + tile_kept;
+}

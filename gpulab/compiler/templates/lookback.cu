@@ -1,0 +1,103 @@
+// ---- Decoupled look-back (Merrill & Garland, 2016) ----------------------------
+// Tiles take increasing ids in the order they start. Each tile publishes its
+// aggregate, then finds its prefix by reading predecessors' status from the
+// nearest one backwards, 32 at a time: a predecessor that already knows its
+// inclusive prefix ends the search. One pass over the input, no second launch.
+//
+// A status word is (epoch << 2 | state): the host passes a new epoch to each
+// launch, so the status array never needs clearing between launches.
+
+#define STATUS_AGGREGATE 1u
+#define STATUS_INCLUSIVE 2u
+
+template <typename T>
+struct TileStatus {
+    unsigned int* flags;
+    T* aggregate;
+    T* inclusive;
+    unsigned int* next_tile;  // tile-id counter; the last tile resets it to 0
+};
+
+// Loads and stores that bypass L1, so other blocks' writes are seen.
+template <typename T>
+__device__ __forceinline__ void store_cg(T* p, T value) {
+    constexpr int WORDS = (sizeof(T) + 3) / 4;
+    unsigned int words[WORDS] = {};
+    memcpy(words, &value, sizeof(T));
+    if constexpr (sizeof(T) % 4 == 0) {
+        #pragma unroll
+        for (int w = 0; w < WORDS; ++w) __stcg(reinterpret_cast<unsigned int*>(p) + w, words[w]);
+    } else {
+        *reinterpret_cast<volatile T*>(p) = value;
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ T load_cg(const T* p) {
+    if constexpr (sizeof(T) % 4 == 0) {
+        constexpr int WORDS = sizeof(T) / 4;
+        unsigned int words[WORDS];
+        #pragma unroll
+        for (int w = 0; w < WORDS; ++w) words[w] = __ldcg(reinterpret_cast<const unsigned int*>(p) + w);
+        T value;
+        memcpy(&value, words, sizeof(T));
+        return value;
+    } else {
+        return *reinterpret_cast<const volatile T*>(p);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void publish(const TileStatus<T>& status, long long tile, unsigned int epoch,
+                                        unsigned int state, T value) {
+    store_cg(state == STATUS_INCLUSIVE ? status.inclusive + tile : status.aggregate + tile, value);
+    __threadfence();
+    atomicExch(status.flags + tile, epoch << 2 | state);
+}
+
+// Called by one whole warp for tile > 0; every lane returns the fold of all
+// tiles before `tile`, in order.
+template <typename T, typename Combine>
+__device__ __forceinline__ T look_back(const TileStatus<T>& status, long long tile, unsigned int epoch,
+                                       Combine combine) {
+    const int lane = lane_id();
+    T prefix = T();
+    bool has_prefix = false;
+    for (long long window_end = tile; window_end > 0; window_end -= WARP_THREADS) {
+        const long long t = window_end - WARP_THREADS + lane;  // lane 31: the nearest predecessor
+        unsigned int state = 0;
+        T value = T();
+        if (t >= 0) {
+            unsigned int flag;
+            do {
+                flag = atomicAdd(status.flags + t, 0u);
+            } while ((flag >> 2) != epoch);
+            state = flag & 3u;
+            __threadfence();
+            value = load_cg(state == STATUS_INCLUSIVE ? status.inclusive + t : status.aggregate + t);
+        }
+        const unsigned int inclusive_lanes = __ballot_sync(0xffffffffu, state == STATUS_INCLUSIVE);
+        const int first = inclusive_lanes ? 31 - __clz(inclusive_lanes) : 0;
+        bool has = t >= 0 && lane >= first;
+        T window = warp_fold_partial(value, has, combine);
+        window = shuffle_index(window, 0);
+        if (__shfl_sync(0xffffffffu, has, 0)) {
+            prefix = has_prefix ? combine(window, prefix) : window;
+            has_prefix = true;
+        }
+        if (inclusive_lanes) break;
+    }
+    return prefix;
+}
+
+// Thread 0 takes the next tile id and shares it with the block.
+template <typename T>
+__device__ __forceinline__ long long next_tile_id(const TileStatus<T>& status, long long tiles) {
+    __shared__ long long id;
+    if (threadIdx.x == 0) {
+        id = atomicAdd(status.next_tile, 1u);
+        if (id == tiles - 1) *status.next_tile = 0;  // every block has its id: reset for the next launch
+    }
+    __syncthreads();
+    return id;
+}

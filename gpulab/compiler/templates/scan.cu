@@ -1,0 +1,70 @@
+// ---- Scan: one pass with decoupled look-back ----------------------------------
+// A tile: load; each thread folds its items; prefixes of the threads within
+// the block; the tile's prefix from its predecessors (look-back); each thread
+// rescans its items from its full prefix; store. Every fold is in order.
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsigned int epoch,
+            value_t initial, bool has_initial, Uniforms u) {
+    auto combine = [&](value_t a, value_t b) { return op(a, b, u); };
+    __shared__ alignas(16) value_t items[SCAN_TILE];
+    __shared__ value_t tile_aggregate, tile_prefix;
+    __shared__ bool tile_has_prefix;
+
+    const long long tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
+    const long long tile = next_tile_id(status, tiles);
+    const index_t base = (index_t)tile * SCAN_TILE;
+    const int count = n - base < SCAN_TILE ? (int)(n - base) : SCAN_TILE;
+    load_tile(in, base, count, items);
+    __syncthreads();
+
+    // 1. This thread's items and their fold.
+    const int first = threadIdx.x * SCAN_ITEMS;
+    const int mine = count - first < 0 ? 0 : (count - first < SCAN_ITEMS ? count - first : SCAN_ITEMS);
+    value_t total = items[first < count ? first : 0];
+    for (int j = 1; j < mine; ++j) total = combine(total, items[first + j]);
+
+    // 2. The prefix of this thread within the tile.
+    bool has;
+    value_t prefix = block_exclusive_prefix(total, has, combine);
+
+    // 3. The tile's prefix: the initial value for tile 0, else the look-back.
+    if (mine > 0 && first + mine == count) {  // the last thread holding items
+        tile_aggregate = has ? combine(prefix, total) : total;
+        if (tile == 0)
+            publish(status, 0, epoch, STATUS_INCLUSIVE,
+                    has_initial ? combine(initial, tile_aggregate) : tile_aggregate);
+        else
+            publish(status, tile, epoch, STATUS_AGGREGATE, tile_aggregate);
+    }
+    __syncthreads();
+    if (tile == 0) {
+        if (threadIdx.x == 0) {
+            tile_prefix = initial;
+            tile_has_prefix = has_initial;
+        }
+    } else if (warp_id() == 0) {
+        const value_t before = look_back(status, tile, epoch, combine);
+        if (threadIdx.x == 0) {
+            tile_prefix = before;
+            tile_has_prefix = true;
+            publish(status, tile, epoch, STATUS_INCLUSIVE, combine(before, tile_aggregate));
+        }
+    }
+    __syncthreads();
+
+    // 4. Rescan this thread's items from its full prefix.
+    if (tile_has_prefix) {
+        prefix = has ? combine(tile_prefix, prefix) : tile_prefix;
+        has = true;
+    }
+    for (int j = 0; j < mine; ++j) {
+        const value_t item = items[first + j];
+        const value_t running = has ? combine(prefix, item) : item;
+        items[first + j] = EXCLUSIVE ? prefix : running;
+        prefix = running;
+        has = true;
+    }
+    __syncthreads();
+    store_tile(out, base, count, items);
+}

@@ -1,0 +1,1 @@
+"""Views of builds: the MIME bundle, HTML and text renderings, lexers and widgets."""

@@ -1,0 +1,414 @@
+"""The ``text/html`` rendering of a build bundle (see ``docs/bundle.md``).
+
+The fragment is self-contained: an inline ``<style>`` scoped under the
+``gpulab-build`` class, the header and the panes as plain markup, and a small
+optional ``<script>`` that links lines across panes on hover. Without the
+script (GitHub, nbviewer) every line still carries its colour and a
+``title`` naming its source lines. Every string from the bundle is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import uuid
+from typing import Any, Iterable
+
+from pygments.token import STANDARD_TYPES
+
+from gpulab.display.lexers import tokens_by_line
+from gpulab.display.palette import colour_of
+from gpulab.display.text import format_ms, lto_label, total_seconds
+
+__all__ = ["render_html", "highlight_line"]
+
+_SOURCE_NAMES = {"py": ("python", "Python"), "cu": ("cuda", "CUDA")}
+
+
+def _esc(value: Any) -> str:
+    """Escape any value for HTML text or a quoted attribute."""
+    return html.escape(str(value), quote=True)
+
+
+def _token_class(ttype: Any) -> str:
+    """Return the short pygments class of a token type (``Keyword.Type`` -> ``kt``)."""
+    while ttype not in STANDARD_TYPES:
+        ttype = ttype.parent
+    return STANDARD_TYPES[ttype]
+
+
+def highlight_line(tokens: Iterable[tuple[Any, str]]) -> str:
+    """Render one line's tokens as escaped ``<span class="t-XX">`` markup.
+
+    Parameters
+    ----------
+    tokens : iterable of (token type, str)
+        One line of `gpulab.display.lexers.tokens_by_line`.
+
+    Returns
+    -------
+    str
+        HTML with the text escaped; plain text and whitespace are unwrapped.
+    """
+    out = []
+    for ttype, value in tokens:
+        cls = _token_class(ttype)
+        text = _esc(value)
+        out.append(f'<span class="t-{cls}">{text}</span>' if cls and value.strip() else text)
+    return "".join(out)
+
+
+def _int(value: Any, default: int) -> int:
+    """Return ``int(value)``, or `default` when that fails."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _parse_key(key: Any) -> tuple[str, int] | None:
+    """Split ``"py:12"`` into ``("py", 12)``; None for anything else."""
+    kind, _, num = str(key).partition(":")
+    return (kind, int(num)) if num.isdigit() else None
+
+
+def _key_title(keys: list, first_lines: dict[str, int]) -> str:
+    """Name the source lines of `keys`, e.g. ``"Python line 3, CUDA line 42"``.
+
+    Numbers are the ones printed beside those lines (``first_line`` applied).
+    """
+    names = []
+    for key in keys:
+        parsed = _parse_key(key)
+        if parsed and parsed[0] in _SOURCE_NAMES:
+            pane, label = _SOURCE_NAMES[parsed[0]]
+            names.append(f"{label} line {first_lines.get(pane, 1) + parsed[1] - 1}")
+        else:
+            names.append(str(key))
+    return ", ".join(dict.fromkeys(names))
+
+
+def _line_colour(keys: list) -> str | None:
+    """Palette colour of the first ``py:N`` key, or None."""
+    for key in keys:
+        parsed = _parse_key(key)
+        if parsed and parsed[0] == "py" and parsed[1] >= 1:
+            return colour_of(parsed[1])
+    return None
+
+
+def _pane_links(links: Any, pane_id: str) -> dict[int, list]:
+    """Return the 0-based line -> keys map of one pane, with int indices."""
+    raw = links.get(pane_id) if isinstance(links, dict) else None
+    if not isinstance(raw, dict):
+        return {}
+    out = {}
+    for index, keys in raw.items():
+        i = _int(index, -1)
+        if i >= 0 and isinstance(keys, (list, tuple)) and keys:
+            out[i] = [str(k) for k in keys]
+    return out
+
+
+_SASS_PAD = re.compile(r"^[ \t]+(/\*[0-9a-fA-F]{4,}\*/)[ \t]+(@!?U?P(?:[0-7]|T)[ \t]+)?", re.M)
+
+
+def _compact_sass(text: str) -> str:
+    """Shrink nvdisasm's wide padding before and after instruction offsets.
+
+    Only whitespace changes: ``"        /*0070*/               @P0 EXIT ;"``
+    becomes ``"  /*0070*/   @P0 EXIT ;"``, guards still right-aligned so
+    opcodes line up.
+    """
+    def pad(m: re.Match) -> str:
+        guard = (m.group(2) or "").strip()
+        return f"  {m.group(1)} {guard:>5} "
+
+    return _SASS_PAD.sub(pad, text)
+
+
+def _display_text(pane: dict) -> str:
+    """The text a pane shows: its ``text``, SASS padding compacted."""
+    text = str(pane.get("text") or "")
+    return _compact_sass(text) if pane.get("language") == "sass" else text
+
+
+def _column(pane: dict) -> str:
+    """A grid column for `pane`, wider for panes with longer lines."""
+    longest = max((len(line.expandtabs(4)) for line in _display_text(pane).splitlines()), default=0)
+    return f"minmax(16em,{min(max(longest, 40), 80)}fr)"
+
+
+def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int],
+                 ns: dict[str, str]) -> str:
+    """Render one pane: title bar and a scrolling list of numbered lines.
+
+    `ns` maps a key kind (``"py"``) to a prefix put before it in ``data-k``,
+    so that keys of a compared build only meet equal source lines.
+    """
+    language = str(pane.get("language", ""))
+    first = _int(pane.get("first_line", 1), 1)
+    lines = tokens_by_line(_display_text(pane), language)
+    width = len(str(first + max(len(lines) - 1, 0)))
+    rows = []
+    for i, tokens in enumerate(lines):
+        keys = links.get(i, [])
+        attrs = ""
+        number_style = ""
+        if keys:
+            data = " ".join(ns.get(k.partition(":")[0], "") + k for k in keys)
+            attrs = f' data-k="{_esc(data)}" title="{_esc(_key_title(keys, first_lines))}"'
+            colour = _line_colour(keys)
+            if colour:
+                attrs += f' style="background-color:{colour}"'
+                number_style = f' style="background-image:linear-gradient({colour},{colour})"'
+        rows.append(
+            f'<div class="gl-l"{attrs}><span class="gl-n"{number_style}>{first + i}</span>'
+            f'<span class="gl-c">{highlight_line(tokens)}</span></div>'
+        )
+    if not rows:
+        rows.append('<div class="gl-empty">(empty)</div>')
+    count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
+    return (
+        f'<div class="gl-pane" data-pane="{_esc(pane.get("id", ""))}" data-lang="{_esc(language)}">'
+        f'<div class="gl-pt"><span>{_esc(pane.get("title") or pane.get("id") or "")}</span>'
+        f'<span class="gl-muted">{count}</span></div>'
+        f'<div class="gl-sc"><div class="gl-ls" style="--gl-nw:{width + 1}ch">'
+        + "".join(rows)
+        + "</div></div></div>"
+    )
+
+
+def _render_panes(bundle: dict, panes: list, ns: dict[str, str]) -> str:
+    """Render `panes` of `bundle` side by side."""
+    first_lines = {
+        str(p.get("id")): _int(p.get("first_line", 1), 1)
+        for p in bundle.get("panes") or [] if isinstance(p, dict)
+    }
+    links = bundle.get("links") or {}
+    body = "".join(
+        _render_pane(p, _pane_links(links, str(p.get("id"))), first_lines, ns) for p in panes
+    )
+    columns = " ".join(_column(p) for p in panes)
+    return f'<div class="gl-grid" style="grid-template-columns:{columns}">{body}</div>'
+
+
+def _chip(text: str, cls: str = "") -> str:
+    """A small rounded label."""
+    return f'<span class="gl-chip{" " + cls if cls else ""}">{_esc(text)}</span>'
+
+
+def _render_stats(bundle: dict) -> str:
+    """Resources per kernel, SASS counts and stage timings of one build."""
+    parts = []
+    resources = bundle.get("resources") or {}
+    if resources:
+        cells = ['<span class="gl-th">kernel</span><span class="gl-th">registers</span>'
+                 '<span class="gl-th">shared B</span><span class="gl-th">stack B</span>'
+                 '<span class="gl-th">spills st/ld</span>']
+        for kernel, res in resources.items():
+            res = res if isinstance(res, dict) else {}
+            spills = (res.get("spill_stores", 0) or 0, res.get("spill_loads", 0) or 0)
+            warn = " gl-warn" if any(_int(s, 0) > 0 for s in spills) else ""
+            cells.append(
+                f'<span class="gl-kn" title="{_esc(kernel)}">{_esc(kernel)}</span>'
+                f'<span>{_esc(res.get("registers", "?"))}</span>'
+                f'<span>{_esc(res.get("shared_bytes", "?"))}</span>'
+                f'<span>{_esc(res.get("stack_bytes", "?"))}</span>'
+                f'<span class="gl-sp{warn}">{_esc(spills[0])} / {_esc(spills[1])}</span>'
+            )
+        parts.append(f'<div class="gl-res">{"".join(cells)}</div>')
+    stats = bundle.get("stats") or {}
+    calls = stats.get("sass_calls", "?")
+    flag = ' class="gl-warn"' if _int(calls, 0) > 0 else ""
+    line = (f'SASS <b>{_esc(stats.get("sass_instructions", "?"))}</b> instructions · '
+            f"<b{flag}>{_esc(calls)}</b> CALL")
+    if "ptx_lines" in stats:
+        line += f' · PTX <b>{_esc(stats["ptx_lines"])}</b> lines'
+    parts.append(f'<div class="gl-row">{line}</div>')
+    timings = bundle.get("timings") or {}
+    if timings:
+        stages = " · ".join(f"{_esc(k)} {_esc(format_ms(v))}" for k, v in timings.items())
+        parts.append(f'<div class="gl-row">build <b>{_esc(format_ms(total_seconds(timings)))} ms</b>'
+                     f' <span class="gl-muted">({stages} ms)</span></div>')
+    return "".join(parts)
+
+
+def _render_header(bundle: dict) -> str:
+    """Name, primitive, target, LTO and options, then the stats."""
+    chips = [_chip(str(bundle[k])) for k in ("primitive", "target") if bundle.get(k)]
+    chips.append(_chip(lto_label(bundle), "gl-on" if bundle.get("lto") else "gl-off"))
+    options = bundle.get("options") or {}
+    flags = " ".join(f"{k}={'on' if v is True else 'off' if v is False else v}"
+                     for k, v in options.items() if k != "lto")
+    opt = f'<span class="gl-muted">{_esc(flags)}</span>' if flags else ""
+    key = f' title="key {_esc(bundle["key"])}"' if bundle.get("key") else ""
+    return (f'<div class="gl-h"><div class="gl-title"><span class="gl-name"{key}>'
+            f'{_esc(bundle.get("name", "?"))}</span>{"".join(chips)}{opt}</div>'
+            f"{_render_stats(bundle)}</div>")
+
+
+def _delta(new: Any, old: Any) -> str:
+    """``" (+12)"`` for two integers, else empty."""
+    if isinstance(new, int) and isinstance(old, int) and new != old:
+        return f" ({new - old:+d})"
+    return ""
+
+
+def _render_compare(bundle: dict, other: dict) -> str:
+    """A collapsed section with the compared build's stats and differing panes."""
+    mine = {str(p.get("id")): p for p in bundle.get("panes") or [] if isinstance(p, dict)}
+    panes = [p for p in other.get("panes") or [] if isinstance(p, dict)
+             and p.get("text") != (mine.get(str(p.get("id"))) or {}).get("text")]
+    ns = {kind: ("" if (mine.get(pane) or {}).get("text") == _pane_text(other, pane) else "cmp-")
+          for kind, (pane, _) in _SOURCE_NAMES.items()}
+    s_new, s_old = other.get("stats") or {}, bundle.get("stats") or {}
+    ins, calls = s_new.get("sass_instructions", "?"), s_new.get("sass_calls", "?")
+    summary = (f'Compared build: <b>{_esc(lto_label(other))}</b> · SASS {_esc(ins)}'
+               f'{_esc(_delta(ins, s_old.get("sass_instructions")))} instructions · '
+               f'{_esc(calls)}{_esc(_delta(calls, s_old.get("sass_calls")))} CALL')
+    body = (_render_panes(other, panes, ns) if panes
+            else '<div class="gl-muted">All panes are the same as above.</div>')
+    return (f'<details class="gl-cmp"><summary>{summary}</summary>'
+            f'<div class="gl-h">{_render_stats(other)}</div>{body}</details>')
+
+
+def _pane_text(bundle: dict, pane_id: str) -> Any:
+    """Text of pane `pane_id` of `bundle`, or None."""
+    for p in bundle.get("panes") or []:
+        if isinstance(p, dict) and str(p.get("id")) == pane_id:
+            return p.get("text")
+    return None
+
+
+def render_html(bundle: dict, *, uid: str | None = None) -> str:
+    """Render a build bundle as a self-contained HTML fragment.
+
+    Parameters
+    ----------
+    bundle : dict
+        A build bundle as described in ``docs/bundle.md``.
+    uid : str, optional
+        The ``id`` of the outer element (the hover script finds its panes
+        by it): a letter, then letters, digits, ``_`` or ``-``. A random
+        one by default.
+
+    Returns
+    -------
+    str
+        ``<div class="gpulab-build">`` holding a ``<style>``, the header,
+        the panes side by side, the compared build in a ``<details>`` when
+        ``bundle["compare"]`` is set, and a small progressive ``<script>``.
+
+    Raises
+    ------
+    ValueError
+        If `uid` is not a plain identifier.
+    """
+    uid = uid or f"gpulab-{uuid.uuid4().hex[:12]}"
+    if not re.fullmatch(r"[A-Za-z][\w-]*", uid, re.ASCII):
+        raise ValueError(f"uid must be letters, digits, '_' or '-', got {uid!r}")
+    panes = [p for p in bundle.get("panes") or [] if isinstance(p, dict)]
+    other = bundle.get("compare")
+    parts = [
+        f'<div class="gpulab-build" id="{_esc(uid)}">',
+        f"<style>{_CSS}</style>",
+        _render_header(bundle),
+        _render_panes(bundle, panes, {}),
+        _render_compare(bundle, other) if isinstance(other, dict) else "",
+        "</div>",
+        f"<script>{_SCRIPT.replace('__ID__', uid)}</script>",
+    ]
+    return "".join(parts)
+
+
+_LIGHT = """
+color-scheme:light;--gl-bg:#ffffff;--gl-fg:#1f2328;--gl-muted:#656d76;--gl-border:#d0d7de;--gl-head:#f6f8fa;
+--gl-hot:rgba(9,105,218,.16);--gl-accent:#0969da;--gl-warn:#bc4c00;--gl-ok:#1a7f37;
+--gl-kw:#cf222e;--gl-decl:#8250df;--gl-type:#0550ae;--gl-var:#953800;--gl-lit:#0550ae;
+--gl-str:#0a3069;--gl-com:#6e7781;--gl-pre:#9a6700;--gl-lab:#116329;--gl-dec:#bf3989;
+""".replace("\n", "")
+_DARK = """
+color-scheme:dark;--gl-bg:#0d1117;--gl-fg:#e6edf3;--gl-muted:#8d96a0;--gl-border:#30363d;--gl-head:#161b22;
+--gl-hot:rgba(88,166,255,.22);--gl-accent:#58a6ff;--gl-warn:#f0883e;--gl-ok:#3fb950;
+--gl-kw:#ff7b72;--gl-decl:#d2a8ff;--gl-type:#79c0ff;--gl-var:#ffa657;--gl-lit:#79c0ff;
+--gl-str:#a5d6ff;--gl-com:#8b949e;--gl-pre:#d29922;--gl-lab:#7ee787;--gl-dec:#ff7ec7;
+""".replace("\n", "")
+_G = ".gpulab-build"
+_CSS = (
+    f"{_G}{{{_LIGHT}}}"
+    f"@media (prefers-color-scheme: dark){{{_G}{{{_DARK}}}}}"
+    f'body[data-jp-theme-light="true"] {_G},body.vscode-light {_G}{{{_LIGHT}}}'
+    f'body[data-jp-theme-light="false"] {_G},body.vscode-dark {_G},'
+    f"body.vscode-high-contrast:not(.vscode-high-contrast-light) {_G}{{{_DARK}}}"
+    + """
+&{background:var(--gl-bg);color:var(--gl-fg);border:1px solid var(--gl-border);border-radius:6px;
+ padding:8px;margin:2px 0;box-sizing:border-box;max-width:100%;text-align:left;
+ font:13px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
+& *{box-sizing:border-box}
+& .gl-h{margin:0 0 8px 0}
+& .gl-title{display:flex;flex-wrap:wrap;align-items:baseline;gap:6px;margin-bottom:4px}
+& .gl-name{font:600 15px/1.3 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
+& .gl-chip{border:1px solid var(--gl-border);border-radius:10px;padding:0 8px;font-size:12px;
+ background:var(--gl-head)}
+& .gl-chip.gl-on{color:var(--gl-ok);border-color:var(--gl-ok)}
+& .gl-chip.gl-off{color:var(--gl-warn);border-color:var(--gl-warn)}
+& .gl-muted{color:var(--gl-muted);font-size:12px}
+& .gl-res{display:grid;grid-template-columns:minmax(0,max-content) repeat(4,max-content);
+ column-gap:16px;font-size:12px;margin:2px 0 4px 0}
+& .gl-res>span{text-align:right;font-variant-numeric:tabular-nums}
+& .gl-res>span.gl-kn{text-align:left;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;
+ font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
+& .gl-res>.gl-th{color:var(--gl-muted);border-bottom:1px solid var(--gl-border)}
+& .gl-res>.gl-th:first-child{text-align:left}
+& .gl-row{font-size:12px}
+& .gl-warn{color:var(--gl-warn);font-weight:600}
+& .gl-grid{display:grid;grid-auto-flow:column;grid-auto-columns:minmax(16em,1fr);gap:6px;
+ overflow-x:auto}
+& .gl-pane{border:1px solid var(--gl-border);border-radius:4px;min-width:0;overflow:hidden;
+ display:flex;flex-direction:column;background:var(--gl-bg)}
+& .gl-pt{display:flex;justify-content:space-between;align-items:baseline;font-weight:600;
+ padding:2px 8px;background:var(--gl-head);border-bottom:1px solid var(--gl-border)}
+& .gl-sc{max-height:32em;overflow:auto;position:relative;tab-size:4;-moz-tab-size:4;
+ font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
+& .gl-ls{width:max-content;min-width:100%}
+& .gl-l{display:flex;white-space:pre}
+& .gl-n{position:sticky;left:0;flex:none;width:var(--gl-nw,4ch);padding:0 6px 0 4px;
+ box-sizing:content-box;text-align:right;color:var(--gl-muted);background-color:var(--gl-bg);
+ border-right:1px solid var(--gl-border);user-select:none;-webkit-user-select:none}
+& .gl-c{flex:1;padding:0 10px 0 6px}
+& .gl-empty{padding:4px 8px;color:var(--gl-muted)}
+& .gl-l[data-k]:hover .gl-c,& .gl-l.gl-hot .gl-c{background-image:linear-gradient(var(--gl-hot),var(--gl-hot))}
+& .gl-l.gl-hot{outline:1px solid var(--gl-accent);outline-offset:-1px}
+& .gl-cmp{margin-top:8px;border-top:1px dashed var(--gl-border);padding-top:6px}
+& .gl-cmp>summary{cursor:pointer;font-size:12px;margin-bottom:6px}
+& [class^="t-k"]{color:var(--gl-kw)}
+& .t-kt{color:var(--gl-type)} & .t-kd,& .t-kr{color:var(--gl-decl)} & .t-kc{color:var(--gl-lit)}
+& [class^="t-n"]{color:var(--gl-fg)}
+& .t-nv,& .t-vm,& .t-vi,& .t-vc,& .t-vg{color:var(--gl-var)}
+& .t-nb,& .t-bp,& .t-na,& .t-no{color:var(--gl-type)}
+& .t-nf,& .t-fm,& .t-nc,& .t-nn{color:var(--gl-decl)}
+& .t-nl{color:var(--gl-lab);font-weight:600} & .t-nd{color:var(--gl-dec);font-weight:600}
+& [class^="t-m"]{color:var(--gl-lit)}
+& [class^="t-s"],& .t-dl{color:var(--gl-str)}
+& [class^="t-c"]{color:var(--gl-com);font-style:italic}
+& .t-cs{font-style:normal} & .t-cp,& .t-cpf{color:var(--gl-pre);font-style:normal}
+& .t-o,& .t-p{color:var(--gl-fg)} & .t-ow{color:var(--gl-kw)} & .t-err{color:inherit;border:0}
+""".replace("&", _G).replace("\n", "")
+)
+
+_SCRIPT = """(function(){function init(n){var r=document.getElementById("__ID__");
+if(!r){if(n<40)setTimeout(function(){init(n+1)},50);return}
+if(r.getAttribute("data-gl-linked"))return;r.setAttribute("data-gl-linked","1");
+var m={},hot=[];r.querySelectorAll("[data-k]").forEach(function(e){
+e.getAttribute("data-k").split(" ").forEach(function(k){(m[k]=m[k]||[]).push(e)})});
+function rows(e){var s=new Set();e.getAttribute("data-k").split(" ").forEach(function(k){
+(m[k]||[]).forEach(function(x){s.add(x)})});return Array.from(s)}
+function clear(){hot.forEach(function(e){e.classList.remove("gl-hot")});hot=[]}
+function row(ev){return ev.target.closest?ev.target.closest("[data-k]"):null}
+r.addEventListener("mouseover",function(ev){var e=row(ev);clear();if(!e)return;
+hot=rows(e);hot.forEach(function(x){x.classList.add("gl-hot")})});
+r.addEventListener("mouseleave",clear);
+r.addEventListener("click",function(ev){var e=row(ev);if(!e)return;var own=e.closest(".gl-sc"),done=new Set([own]);
+rows(e).forEach(function(x){var sc=x.closest(".gl-sc");if(!sc||done.has(sc))return;done.add(sc);
+sc.scrollTop=Math.max(0,x.offsetTop-sc.clientHeight/3)})})}init(0)})();"""

@@ -1,0 +1,144 @@
+"""Every error and warning gpulab raises, in one place.
+
+Errors about the user's own code carry a :class:`SourceLocation` and print
+the offending line with a caret, so a notebook shows the cell line at fault
+instead of a compiler traceback.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A line (and optional column) of a source file.
+
+    Parameters
+    ----------
+    filename : str
+        File name as the code object knows it (a notebook cell has a
+        synthetic name that ``linecache`` resolves).
+    line : int
+        1-based line number in that file.
+    column : int, optional
+        0-based column of the caret.
+    offset : int
+        Added to ``line`` when printed (a cell-relative line number is
+        ``line - offset``).
+    """
+
+    filename: str
+    line: int
+    column: int | None = None
+    offset: int = 0
+
+    def text(self) -> str:
+        """Return the source line, or an empty string when it is unknown."""
+        return linecache.getline(self.filename, self.line).rstrip("\n")
+
+    def describe(self) -> str:
+        """Return ``File "...", line N`` followed by the line and a caret."""
+        head = f'File "{self.filename}", line {self.line - self.offset}'
+        text = self.text()
+        if not text:
+            return head
+        caret = ""
+        if self.column is not None:
+            caret = "\n    " + " " * self.column + "^"
+        return f"{head}\n    {text}{caret}"
+
+
+class GpulabError(Exception):
+    """Base class of every gpulab error."""
+
+
+class UserCodeError(GpulabError):
+    """An error in the user's function, shown with its line.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and what to do about it.
+    location : SourceLocation, optional
+        Where in the user's code.
+    """
+
+    def __init__(self, message: str, location: SourceLocation | None = None):
+        self.message = message
+        self.location = location
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if self.location is None:
+            return self.message
+        return f"{self.message}\n  {self.location.describe()}"
+
+
+class KernelTypeError(UserCodeError, TypeError):
+    """An element type is missing, unknown or unsupported."""
+
+
+class ImpureKernelError(UserCodeError):
+    """The function does something a kernel may not (I/O, mutation, unknown calls)."""
+
+
+class FrontendError(UserCodeError):
+    """numba could not type or compile the user's function."""
+
+
+class ToolError(GpulabError):
+    """A compiler tool (NVRTC, nvJitLink, nvdisasm) failed; ``log`` holds its output.
+
+    Parameters
+    ----------
+    message : str
+        What failed.
+    log : str
+        The tool's own log.
+    """
+
+    def __init__(self, message: str, log: str = ""):
+        self.log = log
+        super().__init__(f"{message}\n{log}".rstrip())
+
+
+class NvrtcError(ToolError):
+    """NVRTC rejected the generated CUDA C++."""
+
+
+class LinkError(ToolError):
+    """nvJitLink could not link the kernel and the operator."""
+
+
+class DisassemblerError(ToolError):
+    """nvdisasm or cuobjdump failed on a cubin."""
+
+
+class ToolkitNotFoundError(GpulabError):
+    """A CUDA component is not installed; the message names the package."""
+
+
+class TargetError(GpulabError, ValueError):
+    """A compute capability could not be understood or is unsupported."""
+
+
+class DeviceError(GpulabError):
+    """A device is unknown, missing, or cannot run the call."""
+
+
+class HostArrayError(GpulabError, TypeError):
+    """A host array was given to a device run (or the reverse)."""
+
+
+class GpulabWarning(UserWarning):
+    """Base class of gpulab's warnings."""
+
+
+class HostFallbackWarning(GpulabWarning):
+    """No GPU could take the call, so it ran on the host reference backend."""
+
+
+class CacheWarning(GpulabWarning):
+    """The build cache skipped a bad entry or fell back to memory."""

@@ -1,0 +1,1 @@
+"""Running builds: devices, loaded modules, launches, arrays and streams."""

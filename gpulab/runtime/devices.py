@@ -1,0 +1,155 @@
+"""Devices: ``host`` and every ``cuda:N``, and which one is current."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+from dataclasses import dataclass
+
+from ..errors import DeviceError
+
+HOST = "host"
+
+
+@dataclass(frozen=True)
+class Device:
+    """One place to run: the host (reference backend) or a CUDA GPU.
+
+    Attributes
+    ----------
+    name : str
+        ``"host"`` or ``"cuda:N"``.
+    description : str
+        The GPU's name, or the host's processor.
+    compute_capability : tuple of int or None
+        ``(major, minor)``; ``None`` for the host.
+    memory_bytes : int or None
+        Total device memory.
+    multiprocessors : int or None
+        Number of SMs.
+    """
+
+    name: str
+    description: str
+    compute_capability: tuple[int, int] | None = None
+    memory_bytes: int | None = None
+    multiprocessors: int | None = None
+
+    @property
+    def is_gpu(self) -> bool:
+        """Whether this is a CUDA device."""
+        return self.compute_capability is not None
+
+    @property
+    def ordinal(self) -> int | None:
+        """The CUDA ordinal N of ``cuda:N``."""
+        return int(self.name.split(":")[1]) if self.is_gpu else None
+
+    def __str__(self) -> str:
+        if not self.is_gpu:
+            return f"{self.name}: {self.description}"
+        major, minor = self.compute_capability
+        return (f"{self.name}: {self.description}, compute capability {major}.{minor}, "
+                f"{self.memory_bytes / 2**30:.0f} GiB, {self.multiprocessors} SMs")
+
+
+def _host() -> Device:
+    return Device(HOST, f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores), reference backend")
+
+
+@functools.lru_cache(maxsize=1)
+def _gpus() -> tuple[Device, ...]:
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        return ()
+    try:
+        (status,) = driver.cuInit(0)
+    except Exception:  # no driver library at all
+        return ()
+    if status != driver.CUresult.CUDA_SUCCESS:
+        return ()
+    _, count = driver.cuDeviceGetCount()
+    found = []
+    attribute = driver.CUdevice_attribute
+    for ordinal in range(count):
+        _, handle = driver.cuDeviceGet(ordinal)
+        _, raw_name = driver.cuDeviceGetName(64, handle)
+        _, memory = driver.cuDeviceTotalMem(handle)
+        _, major = driver.cuDeviceGetAttribute(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle)
+        _, minor = driver.cuDeviceGetAttribute(attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle)
+        _, sms = driver.cuDeviceGetAttribute(attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle)
+        name = raw_name.split(b"\x00")[0].decode()
+        found.append(Device(f"cuda:{ordinal}", name, (major, minor), memory, sms))
+    return tuple(found)
+
+
+def devices() -> list[Device]:
+    """List ``host`` and every CUDA device."""
+    return [_host(), *_gpus()]
+
+
+def device(name: str | Device | None = None) -> Device:
+    """Return the :class:`Device` named ``name`` (the current one for ``None``).
+
+    Raises
+    ------
+    DeviceError
+        When there is no such device; the message lists those there are.
+    """
+    if isinstance(name, Device):
+        return name
+    if name is None:
+        return current_device()
+    name = str(name).strip().lower()
+    if name == "cuda":
+        name = "cuda:0"
+    for candidate in devices():
+        if candidate.name == name:
+            return candidate
+    names = ", ".join(d.name for d in devices())
+    if name.startswith("cuda") and not _gpus():
+        raise DeviceError(f"{name} is not available: this machine has no CUDA GPU (devices: {names}). "
+                          "Use device='host', or compile with an explicit target such as target='sm_90'")
+    raise DeviceError(f"unknown device {name!r}; devices here: {names}")
+
+
+_current: Device | None = None
+
+
+def current_device() -> Device:
+    """The device primitives run on by default: the first GPU, else the host."""
+    if _current is not None:
+        return _current
+    gpus = _gpus()
+    return gpus[0] if gpus else _host()
+
+
+def current() -> str:
+    """Name of the current device (``"host"`` on a machine with no GPU)."""
+    return current_device().name
+
+
+class use:
+    """Make ``name`` the current device: as a call (a setter) or as a context manager.
+
+    Examples
+    --------
+    >>> gpulab.use("host")              # from now on           # doctest: +SKIP
+    >>> with gpulab.use("cuda:1"):      # for this block only   # doctest: +SKIP
+    ...     gpulab.reduce(add, xs, 0)
+    """
+
+    def __init__(self, name: str | Device):
+        global _current
+        self.device = device(name)
+        self._previous = _current
+        _current = self.device
+
+    def __enter__(self) -> Device:
+        return self.device
+
+    def __exit__(self, *exc_info):
+        global _current
+        _current = self._previous

@@ -1,0 +1,436 @@
+"""Tests of gpulab.cache: single-flight, disk format and recovery, eviction, fallbacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import gpulab.cache as cache_mod
+from gpulab.cache import BuildCache, CacheInfo, CacheWarning
+
+KEY = "ab" * 32
+OTHER = "cd" * 32
+REPO = Path(cache_mod.__file__).resolve().parents[1]
+
+
+@dataclass
+class Artifact:
+    """A stand-in for a Build: JSON metadata plus named byte strings."""
+
+    meta: dict
+    blobs: dict
+
+
+def encode(artifact: Artifact) -> tuple[dict, dict]:
+    return artifact.meta, artifact.blobs
+
+
+def decode(meta: dict, blobs: dict) -> Artifact:
+    return Artifact(meta, blobs)
+
+
+def make_artifact(tag: str = "k", size: int = 1000) -> Artifact:
+    return Artifact({"tag": tag, "registers": 32, "lines": [1, 2, 3], "nested": {"x": None}},
+                    {"cubin": os.urandom(size), "sass": b"IADD3 R1, R2, R3 ;\n" * 4, "empty": b""})
+
+
+class Builder:
+    """Counts its calls; returns a fixed artifact or raises a fixed exception."""
+
+    def __init__(self, result: Artifact | BaseException | None = None, delay: float = 0.0):
+        self.result = make_artifact() if result is None else result
+        self.delay = delay
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Artifact:
+        with self._lock:
+            self.calls += 1
+        time.sleep(self.delay)
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+
+def fail_build() -> Artifact:
+    raise AssertionError("the builder must not be called")
+
+
+def get(cache: BuildCache, key: str = KEY, build=fail_build) -> Artifact:
+    return cache.get_or_build(key, build, encode=encode, decode=decode)
+
+
+def run_threads(count: int, target) -> list:
+    """Run ``target()`` in ``count`` threads released together; return results or exceptions."""
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def worker(index: int) -> None:
+        barrier.wait()
+        try:
+            results[index] = target()
+        except BaseException as exc:  # noqa: BLE001 - collected for the test to inspect
+            results[index] = exc
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def cache_warnings(record) -> list[str]:
+    return [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("GPULAB_CACHE_DIR", str(directory))
+    monkeypatch.delenv("GPULAB_CACHE_MAX_BYTES", raising=False)
+    return directory
+
+
+@pytest.fixture(autouse=True)
+def warnings_are_errors():
+    """Any unexpected CacheWarning fails the test; tests that expect one record it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        yield
+
+
+# ---------------------------------------------------------------- single flight
+
+
+def test_concurrent_cold_calls_build_once(cache_dir: Path) -> None:
+    cache = BuildCache()
+    builder = Builder(delay=0.2)
+    results = run_threads(8, lambda: get(cache, build=builder))
+    assert builder.calls == 1
+    assert all(result is results[0] for result in results)
+    assert isinstance(results[0], Artifact)
+    info = cache.info()
+    assert (info.misses, info.builds, info.disk_hits, info.memory_entries) == (8, 1, 0, 1)
+    assert get(cache) is results[0]
+
+
+def test_failed_build_reaches_every_waiter_and_is_not_cached(cache_dir: Path) -> None:
+    cache = BuildCache()
+    error = ValueError("nvrtc said no")
+    builder = Builder(error, delay=0.2)
+    results = run_threads(8, lambda: get(cache, build=builder))
+    assert builder.calls == 1
+    assert all(result is error for result in results)
+    assert cache.info().disk_entries == 0 and cache.info().memory_entries == 0
+
+    retry = Builder()
+    assert get(cache, build=retry) is retry.result
+    assert retry.calls == 1
+
+
+def test_recursive_build_is_an_error(cache_dir: Path) -> None:
+    cache = BuildCache()
+    with pytest.raises(RuntimeError, match="recursive"):
+        get(cache, build=lambda: get(cache))
+
+
+def test_invalid_key_is_rejected(cache_dir: Path) -> None:
+    with pytest.raises(ValueError, match="cache key"):
+        get(BuildCache(), key="../escape")
+
+
+# ---------------------------------------------------------------- disk
+
+
+def test_disk_round_trip_in_fresh_instance(cache_dir: Path) -> None:
+    built = Builder()
+    assert get(BuildCache(), build=built) is built.result
+
+    fresh = BuildCache()
+    loaded = get(fresh)
+    assert loaded.meta == built.result.meta
+    assert loaded.blobs == built.result.blobs
+    assert get(fresh) is loaded
+    info = fresh.info()
+    assert (info.hits, info.misses, info.disk_hits, info.builds) == (1, 1, 1, 0)
+    assert (info.disk_entries, info.memory_entries) == (1, 1)
+
+
+def test_fresh_process_gets_disk_hit(cache_dir: Path) -> None:
+    built = Builder()
+    get(BuildCache(), build=built)
+    child = f"""
+import json
+from gpulab.cache import cache_info, default_cache
+def fail():
+    raise SystemExit("builder called in the child")
+entry = default_cache().get_or_build({KEY!r}, fail, encode=None,
+                                     decode=lambda meta, blobs: (meta, {{k: v.hex() for k, v in blobs.items()}}))
+info = cache_info()
+print(json.dumps({{"entry": entry, "disk_hits": info.disk_hits, "builds": info.builds}}))
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", child], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout)
+    assert (report["disk_hits"], report["builds"]) == (1, 0)
+    meta, blobs = report["entry"]
+    assert meta == built.result.meta
+    assert {name: bytes.fromhex(data) for name, data in blobs.items()} == built.result.blobs
+
+
+def test_file_format_is_self_describing(cache_dir: Path) -> None:
+    artifact = make_artifact()
+    get(BuildCache(), build=Builder(artifact))
+    data = (cache_dir / f"{KEY}.gpulab").read_bytes()
+    magic, version, header_len, _digest = struct.unpack_from(">8sHI32s", data)
+    assert (magic, version) == (b"\x89GPULAB\n", 1)
+    header = json.loads(data[46:46 + header_len])
+    assert header["key"] == KEY and header["meta"] == artifact.meta
+    assert [(b["name"], b["size"]) for b in header["blobs"]] == [
+        (name, len(blob)) for name, blob in artifact.blobs.items()]
+    assert data[46 + header_len:] == b"".join(artifact.blobs.values())
+
+
+def test_directory_created_private_and_no_temp_files_left(cache_dir: Path) -> None:
+    cache = BuildCache()
+    for key in (KEY, OTHER):
+        get(cache, key=key, build=Builder())
+    assert cache_dir.stat().st_mode & 0o777 == 0o700
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted([f"{KEY}.gpulab", f"{OTHER}.gpulab"])
+
+
+def test_concurrent_writers_of_one_key_leave_a_valid_entry(cache_dir: Path) -> None:
+    """Separate instances stand in for separate processes: each builds and writes the key."""
+    caches = [BuildCache() for _ in range(8)]
+    builders = [Builder(make_artifact(str(i)), delay=0.01) for i in range(8)]
+    pairs = iter(zip(caches, builders))
+    lock = threading.Lock()
+
+    def write_own() -> Artifact:
+        with lock:
+            cache, builder = next(pairs)
+        return get(cache, build=builder)
+
+    results = run_threads(8, write_own)
+    assert all(isinstance(result, Artifact) for result in results)
+    assert [builder.calls for builder in builders] == [1] * 8
+    loaded = get(BuildCache())
+    assert loaded.blobs == builders[int(loaded.meta["tag"])].result.blobs
+    assert [p.name for p in cache_dir.iterdir()] == [f"{KEY}.gpulab"]
+
+
+# ---------------------------------------------------------------- recovery
+
+
+def flip_byte(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def damage_blob(path: Path) -> None:
+    flip_byte(path, path.stat().st_size - 10)
+
+
+def damage_header(path: Path) -> None:
+    flip_byte(path, 46 + path.read_bytes()[46:].index(b'"registers":32') + len('"registers":3'))
+
+
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-100])
+
+
+def truncate_to_prelude(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:20])
+
+
+def random_bytes(path: Path) -> None:
+    path.write_bytes(os.urandom(5000))
+
+
+def empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def other_key(path: Path) -> None:
+    get(BuildCache(), key=OTHER, build=Builder())
+    shutil.copyfile(path.with_name(f"{OTHER}.gpulab"), path)
+
+
+def future_version(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[8:10] = (99).to_bytes(2, "big")
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (damage_blob, "sha256 mismatch"),
+    (damage_header, "sha256 mismatch"),
+    (truncate, "sha256 mismatch"),
+    (truncate_to_prelude, "truncated"),
+    (empty, "truncated"),
+    (random_bytes, "bad magic"),
+    (other_key, "holds key"),
+    (future_version, "format version 99"),
+])
+def test_bad_entry_warns_once_and_is_rebuilt(cache_dir: Path, damage, reason: str) -> None:
+    get(BuildCache(), build=Builder())
+    path = cache_dir / f"{KEY}.gpulab"
+    damage(path)
+
+    cache, rebuild = BuildCache(), Builder()
+    with pytest.warns(CacheWarning) as record:
+        assert get(cache, build=rebuild) is rebuild.result
+        assert get(cache) is rebuild.result
+    messages = cache_warnings(record)
+    assert len(messages) == 1 and reason in messages[0] and str(path) in messages[0]
+    assert rebuild.calls == 1
+
+    assert get(BuildCache()).blobs == rebuild.result.blobs  # overwritten with a good entry: no warning
+
+
+def test_failed_decode_warns_once_and_is_rebuilt(cache_dir: Path) -> None:
+    get(BuildCache(), build=Builder())
+
+    def strict_decode(meta: dict, blobs: dict) -> Artifact:
+        raise KeyError("schema_version")
+
+    cache, rebuild = BuildCache(), Builder()
+    with pytest.warns(CacheWarning, match="decode failed") as record:
+        assert cache.get_or_build(KEY, rebuild, encode=encode, decode=strict_decode) is rebuild.result
+    assert len(cache_warnings(record)) == 1 and rebuild.calls == 1
+
+
+def test_unrelated_files_are_ignored(cache_dir: Path) -> None:
+    cache = BuildCache()
+    (cache_dir / "notes.txt").write_bytes(os.urandom(100))
+    (cache_dir / "sub.gpulab").mkdir()
+    get(cache, build=Builder())
+    assert cache.info().disk_entries == 1
+    cache.clear()
+    assert (cache_dir / "notes.txt").exists() and (cache_dir / "sub.gpulab").is_dir()
+    assert cache.info().disk_entries == 0
+
+
+# ---------------------------------------------------------------- fallbacks
+
+
+def test_uncreatable_directory_falls_back_to_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "afile").write_text("a regular file, so no directory can be made under it")
+    monkeypatch.setenv("GPULAB_CACHE_DIR", str(tmp_path / "afile" / "cache"))
+    with pytest.warns(CacheWarning, match="memory only") as record:
+        cache = BuildCache()
+    assert len(cache_warnings(record)) == 1
+
+    builder = Builder()
+    assert get(cache, build=builder) is builder.result  # no further warning (they are errors here)
+    assert get(cache, key=OTHER, build=builder) is builder.result
+    assert get(cache) is builder.result
+    info = cache.info()
+    assert not info.writable and info.disk_entries == 0 and info.memory_entries == 2
+    assert builder.calls == 2
+
+
+def test_directory_lost_after_start_falls_back_to_memory(cache_dir: Path) -> None:
+    cache = BuildCache()
+    shutil.rmtree(cache_dir)
+    cache_dir.write_text("replaced by a file")
+    builder = Builder()
+    with pytest.warns(CacheWarning, match="cannot write") as record:
+        get(cache, build=builder)
+        get(cache, key=OTHER, build=builder)
+    assert len(cache_warnings(record)) == 1
+    assert builder.calls == 2 and not cache.info().writable
+
+
+# ---------------------------------------------------------------- eviction
+
+
+def test_lru_eviction_keeps_the_bound(cache_dir: Path) -> None:
+    get(BuildCache(), key="a1", build=Builder(make_artifact("a", 10_000)))
+    entry_size = (cache_dir / "a1.gpulab").stat().st_size
+    cache = BuildCache(max_bytes=int(2.5 * entry_size))
+    get(cache, key="b2", build=Builder(make_artifact("b", 10_000)))
+    os.utime(cache_dir / "a1.gpulab", (1_000, 1_000))  # a1 older than b2 ...
+    os.utime(cache_dir / "b2.gpulab", (2_000, 2_000))
+    assert get(BuildCache(), key="a1").meta["tag"] == "a"  # ... until this disk hit refreshes it
+
+    get(cache, key="c3", build=Builder(make_artifact("c", 10_000)))
+    assert sorted(p.name for p in cache_dir.iterdir()) == ["a1.gpulab", "c3.gpulab"]
+    info = cache.info()
+    assert info.disk_bytes <= info.max_bytes and info.disk_entries == 2
+
+
+def test_max_bytes_from_environment(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPULAB_CACHE_MAX_BYTES", "12345")
+    assert BuildCache().info().max_bytes == 12345
+    monkeypatch.setenv("GPULAB_CACHE_MAX_BYTES", "lots")
+    with pytest.warns(CacheWarning, match="GPULAB_CACHE_MAX_BYTES"):
+        assert BuildCache().info().max_bytes == cache_mod.DEFAULT_MAX_BYTES
+    with pytest.raises(ValueError):
+        BuildCache(max_bytes=-1)
+
+
+# ---------------------------------------------------------------- clear, info, default instance
+
+
+def test_clear_empties_memory_and_disk(cache_dir: Path) -> None:
+    cache = BuildCache()
+    first = get(cache, build=Builder())
+    get(cache, key=OTHER, build=Builder())
+
+    cache.clear(disk=False)
+    assert (cache.info().memory_entries, cache.info().disk_entries) == (0, 2)
+    assert get(cache).blobs == first.blobs  # from disk
+
+    cache.clear()
+    assert (cache.info().memory_entries, cache.info().disk_entries) == (0, 0)
+    rebuild = Builder()
+    assert get(cache, build=rebuild) is rebuild.result and rebuild.calls == 1
+
+
+def test_directory_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPULAB_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert BuildCache().info().directory == tmp_path / "xdg" / "gpulab"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert BuildCache().info().directory == tmp_path / "home" / ".cache" / "gpulab"
+    assert BuildCache(tmp_path / "explicit").info().directory == tmp_path / "explicit"
+
+
+def test_default_cache_reads_environment_on_first_use(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_mod, "_default", None)
+    cache = cache_mod.default_cache()
+    assert cache is cache_mod.default_cache()
+    assert cache.info().directory == cache_dir
+    get(cache, build=Builder())
+    assert cache_mod.cache_info().disk_entries == 1
+    cache_mod.clear_cache()
+    assert cache_mod.cache_info().disk_entries == 0 and cache_mod.cache_info().memory_entries == 0
+
+
+def test_info_renders_as_text_and_html(cache_dir: Path) -> None:
+    cache = BuildCache()
+    get(cache, build=Builder())
+    get(cache)
+    info = cache.info()
+    assert isinstance(info, CacheInfo)
+    text = str(info)
+    assert str(cache_dir) in text and "1 hits, 1 misses (0 from disk, 1 builds)" in text
+    assert "512.0 MiB" in text
+    html = info._repr_html_()
+    assert html.startswith("<table") and "1 entries" in html

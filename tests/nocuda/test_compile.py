@@ -1,0 +1,185 @@
+"""The compile pipeline with no GPU: every primitive, element type, link mode and target."""
+
+import numpy as np
+import pytest
+
+import gpulab
+from gpulab.errors import FrontendError, ImpureKernelError, KernelTypeError, NvrtcError, TargetError
+
+PAIR = np.dtype([("value", np.float32), ("index", np.int32)], align=True)
+
+
+def add(a, b):
+    return a + b
+
+
+def argmin(a, b):
+    return a if a.value <= b.value else b
+
+
+def positive(x):
+    return x > 0
+
+
+def twice(x):
+    return x + x
+
+
+def is_clear(x):
+    return not x
+
+
+OPERATORS = {
+    "map": lambda t: (twice if t != PAIR else None, (t,)),
+    "reduce": lambda t: (argmin if t is PAIR else add, (t, t)),
+    "scan": lambda t: (argmin if t is PAIR else add, (t, t)),
+    "filter": lambda t: (is_clear if t == "bool" else (None if t is PAIR else positive), (t,)),
+}
+TYPES = ["int32", "int64", "float32", "float64", "bool", PAIR]
+
+
+def _cases():
+    for primitive, make in OPERATORS.items():
+        for element in TYPES:
+            fn, types = make(element)
+            if fn is None or (element == "bool" and primitive != "filter"):
+                continue
+            for lto in (True, False):
+                for target in ("sm_80", "sm_90"):
+                    name = element if isinstance(element, str) else "record"
+                    yield pytest.param(primitive, fn, types, lto, target, id=f"{primitive}-{name}-{'lto' if lto else 'ptx'}-{target}")
+
+
+@pytest.mark.parametrize("primitive, fn, types, lto, target", list(_cases()))
+def test_every_primitive_compiles(primitive, fn, types, lto, target):
+    build = gpulab.compile(primitive, fn, types=types, target=target, lto=lto)
+    assert build.target.arch == target
+    assert "__global__" in build.source and ".entry" in build.ptx
+    assert set(build.kernels) <= set(build.resources)
+    assert all(r.registers > 0 for r in build.resources.values())
+    if lto:
+        assert build.operator_calls == 0, "LTO must inline the operator"
+        assert "gpulab_op" not in build.sass
+    else:
+        assert build.operator_calls > 0, "a PTX link keeps the operator a called function"
+    if types == ("bool",):
+        return  # `not x` folds into the kernel's own predicate logic: no instruction of its own
+    # The Python function's body reached the machine code, and the map says where.
+    body_line = fn.__code__.co_firstlineno + 1
+    assert body_line in build.line_map.python_lines()
+    assert build.line_map.python_to_sass(body_line)
+    if lto:  # inlined: the Python line also knows the CUDA line it was inlined at
+        assert build.line_map.python_to_cuda(body_line)
+
+
+def test_lto_has_no_call_at_all_on_sm90():
+    build = gpulab.compile("map", twice, types=("float32",), target="sm_90")
+    assert build.sass_calls == 0
+    assert "FMUL" in build.sass or "FADD" in build.sass
+
+
+def test_lto_is_smaller_than_a_ptx_link():
+    inlined = gpulab.compile("reduce", add, types=("f32", "f32"), target="sm_90")
+    called = gpulab.compile("reduce", add, types=("f32", "f32"), target="sm_90", lto=False)
+    assert called.sass_instructions > inlined.sass_instructions
+    assert called.operator_calls > 10
+
+
+def test_stage_timings_are_recorded():
+    build = gpulab.compile("scan", add, types=("i64", "i64"), target=(9, 0), exclusive=True)
+    assert {"frontend", "codegen", "nvrtc", "link", "disasm"} <= set(build.timings)
+    assert all(seconds >= 0 for seconds in build.timings.values())
+    assert "#define EXCLUSIVE true" in build.source
+
+
+def test_annotations_give_the_types():
+    def scaled(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
+        return a * b
+
+    build = gpulab.compile("map", scaled, target="sm_90")
+    assert [t.name for t in build.inputs] == ["float32", "float32"]
+    assert build.result.name == "float32"
+
+
+def test_map_of_three_inputs_and_inferred_result():
+    def mix(a, b, c):
+        return a * b + c
+
+    build = gpulab.compile("map", mix, types="i32, i32, f64", target="sm_90")
+    assert build.result.name == "float64"
+    assert "Input2" in build.source
+
+
+def test_fma_contraction_is_an_option():
+    def axpy(a, b, c):
+        return a * b + c
+
+    contracted = gpulab.compile("map", axpy, types="f32,f32,f32", target="sm_90")
+    separate = gpulab.compile("map", axpy, types="f32,f32,f32", target="sm_90", fma=False)
+    assert "FFMA" in contracted.sass
+    assert "FFMA" not in separate.sass and "FMUL" in separate.sass
+
+
+def test_64_bit_indexing_is_generated_when_asked():
+    build = gpulab.compile("reduce", add, types="f32,f32", target="sm_90", index_bits=64)
+    assert "typedef long long index_t;" in build.source
+
+
+def test_record_becomes_a_struct_of_its_size():
+    build = gpulab.compile("reduce", argmin, types=(PAIR, PAIR), target="sm_90")
+    assert "sizeof(record_value_index) == 8" in build.source
+    assert "float value;" in build.source and "int index;" in build.source
+
+
+@pytest.mark.parametrize("target", ["sm_90", "90", 90, (9, 0), "9.0", gpulab.Target(9, 0)])
+def test_target_spellings(target):
+    assert gpulab.compile("map", twice, types=("f32",), target=target).target.arch == "sm_90"
+
+
+@pytest.mark.parametrize("target", ["sm_91", "gpu", 12])
+def test_bad_targets_are_refused(target):
+    with pytest.raises(TargetError, match="target|compute capability"):
+        gpulab.compile("map", twice, types=("f32",), target=target)
+
+
+def test_wrong_arity_is_refused():
+    with pytest.raises(KernelTypeError, match=r"\(T, T\) -> T"):
+        gpulab.compile("reduce", twice, types=("f32",), target="sm_90")
+    with pytest.raises(KernelTypeError, match="1 to 3 inputs"):
+        gpulab.compile("map", lambda a, b, c, d: a, types="f32,f32,f32,f32", target="sm_90")
+
+
+def test_lambdas_compile():
+    build = gpulab.compile("map", lambda x: x * 3, types="i32", target="sm_90")
+    assert build.name == "_lambda" and "IMAD" in build.sass or "LEA" in build.sass
+
+
+def test_unknown_primitive():
+    with pytest.raises(ValueError, match="choose one of"):
+        gpulab.compile("sort", twice, types=("f32",), target="sm_90")
+
+
+def test_missing_types_say_what_to_do():
+    with pytest.raises(KernelTypeError, match="annotate its parameters"):
+        gpulab.compile("map", twice, target="sm_90")
+
+
+def test_typing_error_points_at_the_users_line():
+    def broken(a, b):
+        c = a + b
+        return c.no_such_attribute
+
+    with pytest.raises(FrontendError) as info:
+        gpulab.compile("reduce", broken, types="f32,f32", target="sm_90")
+    assert info.value.location.line == broken.__code__.co_firstlineno + 2
+    assert "return c.no_such_attribute" in str(info.value)
+
+
+def test_nvrtc_errors_carry_the_log_and_the_line():
+    from gpulab.compiler import nvrtc
+
+    source = "__global__ void k(int* p) {\n    *p = undefined_name;\n}\n"
+    with pytest.raises(NvrtcError) as info:
+        nvrtc.compile_kernel(source, gpulab.Target(9, 0), lto=True, lineinfo=True, fma=True)
+    assert "undefined_name" in info.value.log
+    assert "kernel.cu:2: *p = undefined_name;" in info.value.log
