@@ -1,0 +1,1094 @@
+/**
+ * The build view's DOM: header, compare toggle and four linked panes.
+ *
+ * Framework-free (plain DOM) so that it can be tested under jsdom; the
+ * JupyterLab renderer in index.ts wraps it in a Lumino widget.
+ *
+ * Every bundle string is put in the page with textContent or as an
+ * attribute value, never parsed as HTML.
+ *
+ * Large panes (tens of thousands of SASS lines) are cut into chunks of
+ * CHUNK_LINES lines. A chunk starts as an empty block of the right height
+ * and is filled with line elements only when it nears the pane's visible
+ * window (IntersectionObserver), or when a line in it is scrolled to.
+ */
+import { IBundle, IPane, normalizeBundle } from './bundle';
+import { IToken, LineTokenizer, segments, tokenizerFor } from './highlight';
+import { LineMap, scrollTarget, splitLines } from './linemap';
+import { findLines, foldLines, matchRanges, nextMatch } from './search';
+
+/** Lines per lazily rendered chunk. */
+export const CHUNK_LINES = 200;
+/** Panes with at most this many lines are rendered at once. */
+export const EAGER_LINES = 2000;
+/**
+ * At most this many chunks of a pane hold line elements; beyond it, the
+ * chunks farthest from the visible window are emptied again.
+ */
+export const MAX_RENDERED_CHUNKS = 30;
+/** Panes with more lines than this debounce typing in their search box. */
+const SEARCH_DEBOUNCE_LINES = 5000;
+
+type Doc = Document;
+
+function h<K extends keyof HTMLElementTagNameMap>(
+  doc: Doc,
+  tag: K,
+  cls?: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const e = doc.createElement(tag);
+  if (cls) {
+    e.className = cls;
+  }
+  if (text !== undefined) {
+    e.textContent = text;
+  }
+  return e;
+}
+
+/** Seconds -> "0.40 ms" / "12.0 ms" / "1.23 s". */
+export function formatSeconds(s: number): string {
+  if (!Number.isFinite(s)) {
+    return String(s);
+  }
+  const ms = s * 1000;
+  if (ms >= 1000) {
+    return `${s.toFixed(2)} s`;
+  }
+  if (ms >= 10) {
+    return `${ms.toFixed(1)} ms`;
+  }
+  return `${ms.toFixed(2)} ms`;
+}
+
+/** Bytes -> "128 B" / "4.0 KiB". */
+export function formatBytes(n: number | undefined): string {
+  if (n === undefined) {
+    return '–';
+  }
+  if (n >= 1024) {
+    return `${(n / 1024).toFixed(1)} KiB`;
+  }
+  return `${n} B`;
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+interface IChunk {
+  start: number;
+  end: number;
+  el: HTMLElement;
+  rendered: boolean;
+}
+
+/** What a pane asks of the view that holds it. */
+interface IPaneHost {
+  readonly map: LineMap;
+}
+
+/** One pane: header (title, search, copy) and its lazily rendered lines. */
+export class PaneView {
+  readonly id: string;
+  readonly node: HTMLElement;
+  readonly scroller: HTMLElement;
+  readonly code: HTMLElement;
+  readonly lines: string[];
+
+  private readonly _doc: Doc;
+  private readonly _pane: IPane;
+  private readonly _host: IPaneHost;
+  private readonly _tokenize: LineTokenizer;
+  private readonly _chunks: IChunk[] = [];
+  private readonly _rendered = new Set<number>();
+  private readonly _lineEls = new Map<number, HTMLElement>();
+  private _folded: string[] | null = null;
+  private _linked = new Set<number>();
+  private _active: number | null = null;
+  private _pinned = false;
+  private _query = '';
+  private _matches: number[] = [];
+  private _matchSet = new Set<number>();
+  private _current = -1;
+  private _observer: IntersectionObserver | null = null;
+  private _lineHeight = 0;
+  private _searchTimer: ReturnType<typeof setTimeout> | null = null;
+  private _copyTimer: ReturnType<typeof setTimeout> | null = null;
+  private _scrollFallback: (() => void) | null = null;
+  private readonly _searchInput: HTMLInputElement;
+  private readonly _searchCount: HTMLElement;
+  private readonly _copyButton: HTMLButtonElement;
+
+  constructor(doc: Doc, pane: IPane, host: IPaneHost) {
+    this._doc = doc;
+    this._pane = pane;
+    this._host = host;
+    this.id = pane.id;
+    this.lines = splitLines(pane.text);
+    this._tokenize = tokenizerFor(pane.language, pane.text);
+
+    const node = h(doc, 'section', 'gpulab-pane');
+    node.dataset.pane = pane.id;
+    node.dataset.language = pane.language;
+    node.setAttribute('aria-label', pane.title);
+    // Share the row by content width: a pane of long lines gets more room.
+    let widest = 0;
+    for (const l of this.lines) {
+      if (l.length > widest) {
+        widest = l.length;
+      }
+    }
+    node.style.flexGrow = String(Math.min(80, Math.max(40, widest)));
+    this.node = node;
+
+    // Header: title, line count, search box, match count, copy button.
+    const header = h(doc, 'div', 'gpulab-pane-header');
+    const title = h(doc, 'span', 'gpulab-pane-title', pane.title);
+    const count = h(
+      doc,
+      'span',
+      'gpulab-pane-lines',
+      plural(this.lines.length, 'line')
+    );
+    const search = h(doc, 'input', 'gpulab-search');
+    search.type = 'search';
+    search.placeholder = 'Search';
+    search.spellcheck = false;
+    search.setAttribute('aria-label', `Search ${pane.title}`);
+    search.title = 'Enter: next match, Shift+Enter: previous, Esc: clear';
+    // Keep JupyterLab's notebook shortcuts away from what is typed here.
+    search.setAttribute('data-lm-suppress-shortcuts', 'true');
+    this._searchInput = search;
+    this._searchCount = h(doc, 'span', 'gpulab-search-count');
+    this._searchCount.setAttribute('aria-live', 'polite');
+    const copy = h(doc, 'button', 'gpulab-copy', 'Copy');
+    copy.type = 'button';
+    copy.title = `Copy the ${pane.title} text`;
+    this._copyButton = copy;
+    header.append(title, count, search, this._searchCount, copy);
+
+    const scroller = h(doc, 'div', 'gpulab-scroller');
+    scroller.tabIndex = 0;
+    scroller.setAttribute('role', 'region');
+    scroller.setAttribute('aria-label', `${pane.title} code`);
+    const code = h(doc, 'div', 'gpulab-code');
+    const lastNumber = pane.first_line + Math.max(0, this.lines.length - 1);
+    const digits = Math.max(String(lastNumber).length, String(pane.first_line).length, 2);
+    code.style.setProperty('--gpulab-gutter-ch', String(digits));
+    scroller.appendChild(code);
+    this.scroller = scroller;
+    this.code = code;
+    node.append(header, scroller);
+
+    search.addEventListener('input', this._onSearchInput);
+    search.addEventListener('keydown', this._onSearchKey);
+    copy.addEventListener('click', this._onCopy);
+
+    this._buildChunks();
+  }
+
+  get pane(): IPane {
+    return this._pane;
+  }
+
+  /** Materialized line element of 0-based line `i`, if any. */
+  lineElement(i: number): HTMLElement | undefined {
+    return this._lineEls.get(i);
+  }
+
+  /** Current search matches (0-based lines). */
+  get matches(): readonly number[] {
+    return this._matches;
+  }
+
+  /** Index into matches of the current match, -1 if none. */
+  get currentMatch(): number {
+    return this._current;
+  }
+
+  dispose(): void {
+    this._observer?.disconnect();
+    this._observer = null;
+    if (this._scrollFallback) {
+      this.scroller.removeEventListener('scroll', this._scrollFallback);
+    }
+    if (this._searchTimer !== null) {
+      clearTimeout(this._searchTimer);
+    }
+    if (this._copyTimer !== null) {
+      clearTimeout(this._copyTimer);
+    }
+    this._searchInput.removeEventListener('input', this._onSearchInput);
+    this._searchInput.removeEventListener('keydown', this._onSearchKey);
+    this._copyButton.removeEventListener('click', this._onCopy);
+  }
+
+  // ---- chunks and lines --------------------------------------------------
+
+  private _buildChunks(): void {
+    const n = this.lines.length;
+    const eager = n <= EAGER_LINES;
+    const IO = (this._doc.defaultView as (Window & typeof globalThis) | null)
+      ?.IntersectionObserver;
+    if (!eager && IO) {
+      this._observer = new IO(
+        entries => {
+          for (const e of entries) {
+            if (e.isIntersecting) {
+              const idx = Number((e.target as HTMLElement).dataset.chunk);
+              this.ensureChunk(idx);
+            }
+          }
+        },
+        { root: this.scroller, rootMargin: '600px 0px 600px 0px' }
+      );
+    }
+    const frag = this._doc.createDocumentFragment();
+    for (let start = 0, k = 0; start < n; start += CHUNK_LINES, k++) {
+      const end = Math.min(n, start + CHUNK_LINES);
+      const el = h(this._doc, 'div', 'gpulab-chunk');
+      el.dataset.chunk = String(k);
+      el.style.setProperty('--gpulab-chunk-lines', String(end - start));
+      const chunk: IChunk = { start, end, el, rendered: false };
+      this._chunks.push(chunk);
+      frag.appendChild(el);
+    }
+    this.code.appendChild(frag);
+    if (eager) {
+      for (let k = 0; k < this._chunks.length; k++) {
+        this.ensureChunk(k);
+      }
+      return;
+    }
+    // Always have the top of the pane at once.
+    this.ensureChunk(0);
+    if (this._observer) {
+      for (const c of this._chunks) {
+        if (!c.rendered) {
+          this._observer.observe(c.el);
+        }
+      }
+    } else {
+      // No IntersectionObserver: render what the scroll position shows.
+      this._scrollFallback = () => this._renderVisible();
+      this.scroller.addEventListener('scroll', this._scrollFallback, {
+        passive: true
+      });
+    }
+  }
+
+  private _renderVisible(): void {
+    const lh = this.lineHeight();
+    if (lh <= 0) {
+      return;
+    }
+    const first = Math.floor(this.scroller.scrollTop / lh);
+    const last = Math.ceil((this.scroller.scrollTop + this.scroller.clientHeight) / lh);
+    const k0 = Math.max(0, Math.floor(first / CHUNK_LINES) - 1);
+    const k1 = Math.min(this._chunks.length - 1, Math.floor(last / CHUNK_LINES) + 1);
+    for (let k = k0; k <= k1; k++) {
+      this.ensureChunk(k);
+    }
+  }
+
+  /** Fill chunk `k` with its line elements (no-op when already filled). */
+  ensureChunk(k: number): void {
+    const c = this._chunks[k];
+    if (!c || c.rendered) {
+      return;
+    }
+    c.rendered = true;
+    this._rendered.add(k);
+    this._observer?.unobserve(c.el);
+    const frag = this._doc.createDocumentFragment();
+    for (let i = c.start; i < c.end; i++) {
+      frag.appendChild(this._renderLine(i));
+    }
+    c.el.appendChild(frag);
+    c.el.classList.add('gpulab-chunk-rendered');
+    if (this._rendered.size > MAX_RENDERED_CHUNKS) {
+      this._evict(k);
+    }
+  }
+
+  /** Empty the chunks farthest from the visible window (and from chunk `keep`). */
+  private _evict(keep: number): void {
+    const range = this.visibleRange();
+    const centre = range
+      ? Math.floor((range[0] + range[1]) / 2 / CHUNK_LINES)
+      : keep;
+    const order = Array.from(this._rendered)
+      .filter(k => k !== keep && k !== centre)
+      .sort((a, b) => Math.abs(b - centre) - Math.abs(a - centre));
+    // Leave some room so that not every new chunk evicts one.
+    const target = Math.floor(MAX_RENDERED_CHUNKS * 0.75);
+    for (const k of order) {
+      if (this._rendered.size <= target) {
+        break;
+      }
+      const c = this._chunks[k];
+      for (let i = c.start; i < c.end; i++) {
+        this._lineEls.delete(i);
+      }
+      c.el.textContent = '';
+      c.el.classList.remove('gpulab-chunk-rendered');
+      c.rendered = false;
+      this._rendered.delete(k);
+      this._observer?.observe(c.el);
+    }
+  }
+
+  /** Number of chunks that hold line elements. */
+  get renderedChunks(): number {
+    return this._rendered.size;
+  }
+
+  private _renderLine(i: number): HTMLElement {
+    const map = this._host.map;
+    const line = h(this._doc, 'div', 'gpulab-line');
+    line.dataset.line = String(i);
+    const keys = map.keysOf(this.id, i);
+    if (keys.length) {
+      line.dataset.keys = keys.join(' ');
+      const colour = map.colourOf(this.id, i);
+      if (colour) {
+        line.style.setProperty('--gpulab-line-bg', colour);
+        line.classList.add('gpulab-coloured');
+      }
+    }
+    const ln = h(this._doc, 'span', 'gpulab-ln', String(this._pane.first_line + i));
+    ln.setAttribute('aria-hidden', 'true');
+    const text = h(this._doc, 'span', 'gpulab-text');
+    line.append(ln, text);
+    this._fillText(text, i);
+    if (this._linked.has(i)) {
+      line.classList.add('gpulab-linked');
+    }
+    if (this._active === i) {
+      line.classList.add('gpulab-active');
+      if (this._pinned) {
+        line.classList.add('gpulab-pinned');
+      }
+    }
+    if (this._matchSet.has(i)) {
+      line.classList.add('gpulab-match');
+      if (this._current >= 0 && this._matches[this._current] === i) {
+        line.classList.add('gpulab-match-current');
+      }
+    }
+    this._lineEls.set(i, line);
+    return line;
+  }
+
+  private _fillText(target: HTMLElement, i: number): void {
+    const text = this.lines[i];
+    target.textContent = '';
+    if (text.length === 0) {
+      return;
+    }
+    let tokens: IToken[];
+    try {
+      tokens = this._tokenize(i, text);
+    } catch {
+      tokens = [];
+    }
+    const marks =
+      this._query && this._matchSet.has(i) ? matchRanges(text, this._query) : [];
+    if (tokens.length === 0 && marks.length === 0) {
+      target.textContent = text;
+      return;
+    }
+    for (const seg of segments(text.length, tokens, marks)) {
+      const piece = text.slice(seg.from, seg.to);
+      if (!seg.cls && !seg.mark) {
+        target.appendChild(this._doc.createTextNode(piece));
+        continue;
+      }
+      const span = h(this._doc, 'span', seg.cls, piece);
+      if (seg.mark) {
+        span.classList.add('gpulab-mark');
+      }
+      target.appendChild(span);
+    }
+  }
+
+  // ---- geometry and scrolling --------------------------------------------
+
+  /** Height of one line in pixels (0 while the pane is not laid out). */
+  lineHeight(): number {
+    if (this._lineHeight > 0) {
+      return this._lineHeight;
+    }
+    const c = this._chunks[0];
+    if (!c) {
+      return 0;
+    }
+    const hgt = c.el.getBoundingClientRect().height;
+    const n = c.end - c.start;
+    if (hgt > 0 && n > 0) {
+      this._lineHeight = hgt / n;
+    }
+    return this._lineHeight;
+  }
+
+  /** [first, last] lines in the visible window, or null if not laid out. */
+  visibleRange(): [number, number] | null {
+    const lh = this.lineHeight();
+    if (lh <= 0) {
+      return null;
+    }
+    const top = this.scroller.scrollTop;
+    const first = Math.floor(top / lh);
+    const last = Math.max(first, Math.ceil((top + this.scroller.clientHeight) / lh) - 1);
+    return [first, last];
+  }
+
+  /** Render line `i` and scroll this pane (only) so that it shows. */
+  scrollToLine(i: number): void {
+    if (i < 0 || i >= this.lines.length) {
+      return;
+    }
+    this.ensureChunk(Math.floor(i / CHUNK_LINES));
+    const lh = this.lineHeight();
+    if (lh <= 0) {
+      return;
+    }
+    const top = i * lh;
+    const view = this.scroller.clientHeight;
+    const cur = this.scroller.scrollTop;
+    if (top >= cur && top + lh <= cur + view) {
+      return;
+    }
+    this.scroller.scrollTop = Math.max(0, top - Math.max(0, (view - lh) / 3));
+  }
+
+  /** Scroll sideways so that `target` (inside line `el`) shows. */
+  private _revealX(el: HTMLElement, target: HTMLElement): void {
+    const sr = this.scroller.getBoundingClientRect();
+    const tr = target.getBoundingClientRect();
+    if (sr.width <= 0) {
+      return;
+    }
+    const gutter = (el.querySelector('.gpulab-ln') as HTMLElement | null)?.getBoundingClientRect().width ?? 0;
+    const left = sr.left + gutter;
+    if (tr.left < left || tr.right > sr.right) {
+      this.scroller.scrollLeft = Math.max(0, this.scroller.scrollLeft + tr.left - left - 24);
+    }
+  }
+
+  /** Scroll so that one of sorted `lines` shows, unless one already does. */
+  reveal(lines: readonly number[]): void {
+    if (lines.length === 0) {
+      return;
+    }
+    const range = this.visibleRange();
+    const target =
+      range === null ? lines[0] : scrollTarget(lines, range[0], range[1]);
+    if (target !== null) {
+      this.scrollToLine(target);
+    }
+  }
+
+  // ---- link highlighting -------------------------------------------------
+
+  /** Mark `lines` (sorted) as linked to the selection; unmark the rest. */
+  setLinked(lines: readonly number[]): void {
+    const next = new Set(lines);
+    for (const i of this._linked) {
+      if (!next.has(i)) {
+        this._lineEls.get(i)?.classList.remove('gpulab-linked');
+      }
+    }
+    for (const i of next) {
+      if (!this._linked.has(i)) {
+        this._lineEls.get(i)?.classList.add('gpulab-linked');
+      }
+    }
+    this._linked = next;
+  }
+
+  /** Lines currently marked as linked. */
+  get linked(): ReadonlySet<number> {
+    return this._linked;
+  }
+
+  /** Mark line `i` as the hovered or pinned one (null: none). */
+  setActive(i: number | null, pinned: boolean): void {
+    if (this._active !== null) {
+      const old = this._lineEls.get(this._active);
+      old?.classList.remove('gpulab-active', 'gpulab-pinned');
+    }
+    this._active = i;
+    this._pinned = pinned && i !== null;
+    if (i !== null) {
+      const e = this._lineEls.get(i);
+      if (e) {
+        e.classList.add('gpulab-active');
+        e.classList.toggle('gpulab-pinned', this._pinned);
+      }
+    }
+  }
+
+  // ---- search ------------------------------------------------------------
+
+  private _onSearchInput = (): void => {
+    if (this._searchTimer !== null) {
+      clearTimeout(this._searchTimer);
+      this._searchTimer = null;
+    }
+    if (this.lines.length > SEARCH_DEBOUNCE_LINES) {
+      this._searchTimer = setTimeout(() => {
+        this._searchTimer = null;
+        this._applyInput();
+      }, 150);
+    } else {
+      this._applyInput();
+    }
+  };
+
+  private _applyInput(): void {
+    const q = this._searchInput.value;
+    if (q === this._query) {
+      return;
+    }
+    this.search(q);
+    // Like a browser's find: go to the first match at or below the top.
+    if (this._matches.length) {
+      const range = this.visibleRange();
+      const from = range ? range[0] - 1 : null;
+      this.gotoMatch(nextMatch(this._matches, from));
+    }
+  }
+
+  private _onSearchKey = (event: KeyboardEvent): void => {
+    // Nothing typed here is for the notebook.
+    event.stopPropagation();
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      if (this._searchTimer !== null) {
+        clearTimeout(this._searchTimer);
+        this._searchTimer = null;
+      }
+      if (this._searchInput.value !== this._query) {
+        this._applyInput();
+        return;
+      }
+      this.next(event.shiftKey);
+    } else if (event.key === 'Escape') {
+      event.preventDefault();
+      this._searchInput.value = '';
+      this.search('');
+    }
+  };
+
+  /** Set the search query (case-insensitive); marks matches, keeps scroll. */
+  search(query: string): void {
+    const oldSet = this._matchSet;
+    const oldCurrent = this._current >= 0 ? this._matches[this._current] : null;
+    this._query = query;
+    if (query && this._folded === null) {
+      this._folded = foldLines(this.lines);
+    }
+    this._matches = query ? findLines(this._folded as string[], query) : [];
+    this._matchSet = new Set(this._matches);
+    this._current = -1;
+    if (oldCurrent !== null) {
+      this._lineEls.get(oldCurrent)?.classList.remove('gpulab-match-current');
+    }
+    for (const [i, e] of this._lineEls) {
+      const was = oldSet.has(i);
+      const is = this._matchSet.has(i);
+      if (was || is) {
+        e.classList.toggle('gpulab-match', is);
+        const text = e.querySelector('.gpulab-text') as HTMLElement | null;
+        if (text) {
+          this._fillText(text, i);
+        }
+      }
+    }
+    if (this._searchInput.value !== query) {
+      this._searchInput.value = query;
+    }
+    this._updateCount();
+  }
+
+  /** Go to the next (or previous) match after the current one. */
+  next(backwards = false): void {
+    const from =
+      this._current >= 0
+        ? this._matches[this._current]
+        : (this.visibleRange()?.[0] ?? 0) - (backwards ? 0 : 1);
+    this.gotoMatch(nextMatch(this._matches, from, backwards));
+  }
+
+  /** Make match `idx` (index into matches) the current one and show it. */
+  gotoMatch(idx: number): void {
+    if (idx < 0 || idx >= this._matches.length) {
+      this._updateCount();
+      return;
+    }
+    if (this._current >= 0) {
+      this._lineEls
+        .get(this._matches[this._current])
+        ?.classList.remove('gpulab-match-current');
+    }
+    this._current = idx;
+    const line = this._matches[idx];
+    this.scrollToLine(line);
+    const el = this._lineEls.get(line);
+    if (el) {
+      el.classList.add('gpulab-match-current');
+      const mark = el.querySelector('.gpulab-mark') as HTMLElement | null;
+      if (mark) {
+        this._revealX(el, mark);
+      }
+    }
+    this._updateCount();
+  }
+
+  private _updateCount(): void {
+    const n = this._matches.length;
+    let label = '';
+    if (this._query) {
+      label = n === 0 ? 'no match' : this._current >= 0 ? `${this._current + 1}/${n}` : `${n}`;
+    }
+    this._searchCount.textContent = label;
+    this.node.classList.toggle('gpulab-no-match', Boolean(this._query) && n === 0);
+  }
+
+  // ---- copy --------------------------------------------------------------
+
+  private _onCopy = (): void => {
+    void this.copy();
+  };
+
+  /** Copy the pane's text to the clipboard; resolves to success. */
+  async copy(): Promise<boolean> {
+    const text = this._pane.text;
+    let ok = false;
+    const clip = this._doc.defaultView?.navigator?.clipboard;
+    if (clip && typeof clip.writeText === 'function') {
+      try {
+        await clip.writeText(text);
+        ok = true;
+      } catch {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      ok = this._copyFallback(text);
+    }
+    this._flashCopy(ok ? 'Copied' : 'Copy failed');
+    return ok;
+  }
+
+  private _copyFallback(text: string): boolean {
+    const doc = this._doc;
+    const area = h(doc, 'textarea', 'gpulab-copy-area');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.style.position = 'fixed';
+    area.style.opacity = '0';
+    area.style.left = '-10000px';
+    (doc.body ?? doc.documentElement).appendChild(area);
+    try {
+      area.select();
+      return typeof doc.execCommand === 'function' && doc.execCommand('copy');
+    } catch {
+      return false;
+    } finally {
+      area.remove();
+    }
+  }
+
+  private _flashCopy(label: string): void {
+    const b = this._copyButton;
+    b.textContent = label;
+    b.classList.add('gpulab-copied');
+    if (this._copyTimer !== null) {
+      clearTimeout(this._copyTimer);
+    }
+    this._copyTimer = setTimeout(() => {
+      this._copyTimer = null;
+      b.textContent = 'Copy';
+      b.classList.remove('gpulab-copied');
+    }, 1200);
+  }
+}
+
+type Variant = 'main' | 'compare';
+
+interface ISelection {
+  pane: string;
+  line: number;
+}
+
+/**
+ * The whole build view. `render(data)` takes the bundle as JSON (anything:
+ * it is checked) and (re)builds the DOM under `node`.
+ */
+export class BuildView implements IPaneHost {
+  readonly node: HTMLElement;
+  map: LineMap = new LineMap(null);
+
+  private readonly _doc: Doc;
+  private _bundle: IBundle | null = null;
+  private _variant: Variant = 'main';
+  private _panes: PaneView[] = [];
+  private _selection: ISelection | null = null;
+  private _pinned = false;
+  private _panesEl: HTMLElement | null = null;
+
+  constructor(doc: Doc = document) {
+    this._doc = doc;
+    const node = h(doc, 'div', 'gpulab-build');
+    // Focusable parts (search boxes, buttons) must not trigger notebook
+    // command-mode shortcuts such as `d d`.
+    node.setAttribute('data-lm-suppress-shortcuts', 'true');
+    node.addEventListener('keydown', this._onKeyDown);
+    this.node = node;
+  }
+
+  /** The bundle currently shown (main or compare), normalized. */
+  get shown(): IBundle | null {
+    if (!this._bundle) {
+      return null;
+    }
+    return this._variant === 'compare' && this._bundle.compare
+      ? this._bundle.compare
+      : this._bundle;
+  }
+
+  get variant(): Variant {
+    return this._variant;
+  }
+
+  get panes(): readonly PaneView[] {
+    return this._panes;
+  }
+
+  pane(id: string): PaneView | undefined {
+    return this._panes.find(p => p.id === id);
+  }
+
+  get selection(): ISelection | null {
+    return this._selection;
+  }
+
+  get pinned(): boolean {
+    return this._pinned;
+  }
+
+  /** Show a new bundle (the main build). */
+  render(data: unknown): void {
+    this._bundle = normalizeBundle(data);
+    this._variant = 'main';
+    this._draw();
+  }
+
+  /** Switch between the main build and its `compare` build. */
+  showVariant(v: Variant): void {
+    if (v === this._variant || !this._bundle) {
+      return;
+    }
+    if (v === 'compare' && !this._bundle.compare) {
+      return;
+    }
+    this._variant = v;
+    this._draw();
+  }
+
+  dispose(): void {
+    this._clearPanes();
+    this.node.removeEventListener('keydown', this._onKeyDown);
+    this.node.textContent = '';
+  }
+
+  private _clearPanes(): void {
+    for (const p of this._panes) {
+      p.dispose();
+    }
+    this._panes = [];
+    if (this._panesEl) {
+      this._panesEl.removeEventListener('mouseover', this._onMouseOver);
+      this._panesEl.removeEventListener('mouseleave', this._onMouseLeave);
+      this._panesEl.removeEventListener('click', this._onClick);
+      this._panesEl = null;
+    }
+    this._selection = null;
+    this._pinned = false;
+  }
+
+  private _draw(): void {
+    const doc = this._doc;
+    this._clearPanes();
+    this.node.textContent = '';
+    this.node.classList.remove('gpulab-has-pin', 'gpulab-selecting');
+    const b = this.shown;
+    if (!b) {
+      this.node.appendChild(
+        h(doc, 'div', 'gpulab-error', 'gpulab: this output is not a build bundle.')
+      );
+      return;
+    }
+    this.node.dataset.variant = this._variant;
+    this.node.dataset.lto = b.lto ? 'on' : 'off';
+    this.map = new LineMap(b.links);
+    this.node.appendChild(this._header(b));
+
+    const panesEl = h(doc, 'div', 'gpulab-panes');
+    for (const p of b.panes) {
+      const view = new PaneView(doc, p, this);
+      this._panes.push(view);
+      panesEl.appendChild(view.node);
+    }
+    if (b.panes.length === 0) {
+      panesEl.appendChild(h(doc, 'div', 'gpulab-empty', 'No panes to show.'));
+    }
+    panesEl.addEventListener('mouseover', this._onMouseOver);
+    panesEl.addEventListener('mouseleave', this._onMouseLeave);
+    panesEl.addEventListener('click', this._onClick);
+    this._panesEl = panesEl;
+    this.node.appendChild(panesEl);
+  }
+
+  // ---- header ------------------------------------------------------------
+
+  private _header(b: IBundle): HTMLElement {
+    const doc = this._doc;
+    const header = h(doc, 'div', 'gpulab-header');
+
+    const row = h(doc, 'div', 'gpulab-title-row');
+    row.appendChild(h(doc, 'span', 'gpulab-name', b.name || '(unnamed)'));
+    const chip = (field: string, text: string, title?: string): HTMLElement => {
+      const c = h(doc, 'span', 'gpulab-chip', text);
+      c.dataset.field = field;
+      if (title) {
+        c.title = title;
+      }
+      row.appendChild(c);
+      return c;
+    };
+    if (b.primitive) {
+      chip('primitive', b.primitive, 'primitive');
+    }
+    if (b.target) {
+      chip('target', b.target, 'target architecture');
+    }
+    const lto = chip(
+      'lto',
+      b.lto ? 'LTO on' : 'LTO off',
+      b.lto ? 'linked with link-time optimization' : 'PTX-linked (no LTO)'
+    );
+    lto.classList.add('gpulab-lto');
+    lto.dataset.lto = b.lto ? 'on' : 'off';
+    const stats = b.stats ?? {};
+    if (stats.sass_instructions !== undefined) {
+      chip('sass_instructions', plural(stats.sass_instructions, 'SASS instruction'));
+    }
+    if (stats.sass_calls !== undefined) {
+      const c = chip('sass_calls', plural(stats.sass_calls, 'CALL'), 'CALL instructions in the SASS');
+      c.classList.add('gpulab-calls');
+      c.dataset.calls = String(stats.sass_calls);
+    }
+    if (stats.ptx_lines !== undefined) {
+      chip('ptx_lines', plural(stats.ptx_lines, 'PTX line'));
+    }
+    if (b.key) {
+      chip('key', b.key.slice(0, 10), `cache key ${b.key}`).classList.add('gpulab-key');
+    }
+    if (this._bundle && this._bundle.version > 1) {
+      chip('version', `bundle v${this._bundle.version}`, 'newer bundle version than this renderer knows');
+    }
+
+    // Toggle between this build and the compare build.
+    const main = this._bundle as IBundle;
+    if (main.compare) {
+      const group = h(doc, 'div', 'gpulab-compare-toggle');
+      group.setAttribute('role', 'group');
+      group.setAttribute('aria-label', 'Build shown');
+      const button = (v: Variant, bb: IBundle): HTMLButtonElement => {
+        const calls = bb.stats?.sass_calls;
+        const label =
+          (bb.lto ? 'LTO' : 'PTX-linked') +
+          (calls !== undefined ? ` · ${plural(calls, 'CALL')}` : '');
+        const btn = h(doc, 'button', 'gpulab-variant', label);
+        btn.type = 'button';
+        btn.dataset.variant = v;
+        btn.setAttribute('aria-pressed', String(v === this._variant));
+        btn.classList.toggle('gpulab-variant-active', v === this._variant);
+        btn.title =
+          v === 'main' ? 'Show the main build' : 'Show the build linked the other way';
+        btn.addEventListener('click', () => this.showVariant(v));
+        return btn;
+      };
+      group.append(button('main', main), button('compare', main.compare));
+      row.appendChild(group);
+    }
+    header.appendChild(row);
+
+    // Resources per kernel.
+    const kernels = Object.keys(b.resources ?? {});
+    if (kernels.length) {
+      const wrap = h(doc, 'div', 'gpulab-resources-wrap');
+      const table = h(doc, 'table', 'gpulab-resources');
+      const thead = h(doc, 'thead');
+      const hr = h(doc, 'tr');
+      for (const t of ['kernel', 'registers', 'shared', 'stack', 'spill stores', 'spill loads']) {
+        hr.appendChild(h(doc, 'th', undefined, t));
+      }
+      thead.appendChild(hr);
+      const tbody = h(doc, 'tbody');
+      for (const k of kernels) {
+        const r = (b.resources ?? {})[k];
+        const tr = h(doc, 'tr');
+        tr.dataset.kernel = k;
+        const num = (v: number | undefined): string => (v === undefined ? '–' : String(v));
+        const cells: [string, string][] = [
+          ['kernel', k],
+          ['registers', num(r.registers)],
+          ['shared_bytes', formatBytes(r.shared_bytes)],
+          ['stack_bytes', formatBytes(r.stack_bytes)],
+          ['spill_stores', num(r.spill_stores)],
+          ['spill_loads', num(r.spill_loads)]
+        ];
+        for (const [field, text] of cells) {
+          const td = h(doc, 'td', undefined, text);
+          td.dataset.field = field;
+          if (field.startsWith('spill') && text !== '0' && text !== '–') {
+            td.classList.add('gpulab-warn');
+          }
+          tr.appendChild(td);
+        }
+        tbody.appendChild(tr);
+      }
+      table.append(thead, tbody);
+      wrap.appendChild(table);
+      header.appendChild(wrap);
+    }
+
+    // Stage timings.
+    const timings = Object.entries(b.timings ?? {});
+    if (timings.length) {
+      const t = h(doc, 'div', 'gpulab-timings');
+      t.appendChild(h(doc, 'span', 'gpulab-timings-label', 'stages'));
+      let total = 0;
+      for (const [stage, s] of timings) {
+        total += s;
+        const e = h(doc, 'span', 'gpulab-timing');
+        e.dataset.stage = stage;
+        e.append(h(doc, 'span', 'gpulab-timing-stage', stage), doc.createTextNode(' '), h(doc, 'span', 'gpulab-timing-value', formatSeconds(s)));
+        t.appendChild(e);
+      }
+      const e = h(doc, 'span', 'gpulab-timing gpulab-timing-total');
+      e.dataset.stage = 'total';
+      e.append(h(doc, 'span', 'gpulab-timing-stage', 'total'), doc.createTextNode(' '), h(doc, 'span', 'gpulab-timing-value', formatSeconds(total)));
+      t.appendChild(e);
+      header.appendChild(t);
+    }
+
+    header.appendChild(
+      h(
+        doc,
+        'div',
+        'gpulab-hint',
+        'Hover a line to see it in the other panes; click to pin, click again or Esc to unpin.'
+      )
+    );
+    return header;
+  }
+
+  // ---- selection ---------------------------------------------------------
+
+  /**
+   * Select line `line` of pane `pane` (null: clear): it becomes active, every
+   * line of the other panes that shares a key with it is linked, and each
+   * other pane scrolls to show one of them.
+   */
+  select(sel: ISelection | null, pin = false): void {
+    const same =
+      sel !== null &&
+      this._selection !== null &&
+      sel.pane === this._selection.pane &&
+      sel.line === this._selection.line;
+    this._pinned = pin && sel !== null;
+    this.node.classList.toggle('gpulab-has-pin', this._pinned);
+    if (same) {
+      this.pane(sel.pane)?.setActive(sel.line, this._pinned);
+      return;
+    }
+    if (sel === null && this._selection === null) {
+      return;
+    }
+    this._selection = sel;
+    this.node.classList.toggle('gpulab-selecting', sel !== null);
+    const cps = sel ? this.map.counterparts(sel.pane, sel.line) : new Map<string, number[]>();
+    for (const p of this._panes) {
+      p.setActive(sel && sel.pane === p.id ? sel.line : null, this._pinned);
+      const lines = cps.get(p.id) ?? [];
+      p.setLinked(lines);
+      if (sel && p.id !== sel.pane && lines.length) {
+        p.reveal(lines);
+      }
+    }
+  }
+
+  private _lineAt(target: EventTarget | null): ISelection | null {
+    const t = target as Element | null;
+    if (!t || typeof t.closest !== 'function') {
+      return null;
+    }
+    const line = t.closest('.gpulab-line') as HTMLElement | null;
+    const pane = line?.closest('.gpulab-pane') as HTMLElement | null;
+    if (!line || !pane || !this.node.contains(pane)) {
+      return null;
+    }
+    return { pane: pane.dataset.pane ?? '', line: Number(line.dataset.line) };
+  }
+
+  private _onMouseOver = (event: MouseEvent): void => {
+    if (this._pinned) {
+      return;
+    }
+    const sel = this._lineAt(event.target);
+    if (sel) {
+      this.select(sel);
+    }
+  };
+
+  private _onMouseLeave = (): void => {
+    if (!this._pinned) {
+      this.select(null);
+    }
+  };
+
+  private _onClick = (event: MouseEvent): void => {
+    const sel = this._lineAt(event.target);
+    if (!sel) {
+      return;
+    }
+    // A drag that selected text is not a click on a line.
+    const picked = this._doc.defaultView?.getSelection?.();
+    if (picked && !picked.isCollapsed && picked.toString().length > 0) {
+      return;
+    }
+    const cur = this._selection;
+    if (this._pinned && cur && cur.pane === sel.pane && cur.line === sel.line) {
+      this.select(sel, false); // unpin, keep it as the hovered line
+    } else {
+      this.select(sel, true);
+    }
+  };
+
+  private _onKeyDown = (event: KeyboardEvent): void => {
+    if (event.key === 'Escape' && this._pinned) {
+      const t = event.target as HTMLElement | null;
+      if (t && t.tagName === 'INPUT') {
+        return;
+      }
+      this.select(null);
+    }
+  };
+}

@@ -1,0 +1,268 @@
+// @vitest-environment jsdom
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { IBundle } from '../src/bundle';
+import { PALETTE } from '../src/palette';
+import {
+  BuildView,
+  CHUNK_LINES,
+  EAGER_LINES,
+  MAX_RENDERED_CHUNKS,
+  formatBytes,
+  formatSeconds
+} from '../src/view';
+import { exampleBundle, sassText } from './fixtures';
+
+let view: BuildView;
+
+beforeEach(() => {
+  view = new BuildView(document);
+  document.body.appendChild(view.node);
+});
+
+afterEach(() => {
+  view.dispose();
+  view.node.remove();
+});
+
+const q = (sel: string): HTMLElement | null => view.node.querySelector(sel);
+const qa = (sel: string): HTMLElement[] => Array.from(view.node.querySelectorAll(sel));
+const line = (pane: string, i: number): HTMLElement =>
+  q(`.gpulab-pane[data-pane="${pane}"] .gpulab-line[data-line="${i}"]`) as HTMLElement;
+const linked = (pane: string): number[] =>
+  qa(`.gpulab-pane[data-pane="${pane}"] .gpulab-line.gpulab-linked`).map(e => Number(e.dataset.line));
+
+function hover(el: HTMLElement): void {
+  el.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+}
+
+describe('BuildView', () => {
+  it('renders four panes in bundle order with numbered lines', () => {
+    view.render(exampleBundle());
+    expect(qa('.gpulab-pane').map(p => p.dataset.pane)).toEqual(['python', 'cuda', 'ptx', 'sass']);
+    expect(qa('.gpulab-pane[data-pane="python"] .gpulab-line').length).toBe(2);
+    expect(qa('.gpulab-pane[data-pane="ptx"] .gpulab-line').length).toBe(60);
+    expect(line('python', 0).querySelector('.gpulab-ln')?.textContent).toBe('1');
+    expect(line('python', 1).querySelector('.gpulab-text')?.textContent).toBe('    return a + b');
+  });
+
+  it('numbers lines from first_line', () => {
+    const b = exampleBundle();
+    b.panes[0].first_line = 12;
+    view.render(b);
+    expect(line('python', 0).querySelector('.gpulab-ln')?.textContent).toBe('12');
+    expect(line('python', 1).querySelector('.gpulab-ln')?.textContent).toBe('13');
+    // Keys (and so colours) do not depend on first_line.
+    expect(line('python', 0).style.getPropertyValue('--gpulab-line-bg')).toBe(PALETTE[0]);
+  });
+
+  it('colours lines by their first py:N key', () => {
+    view.render(exampleBundle());
+    expect(line('python', 1).style.getPropertyValue('--gpulab-line-bg')).toBe(PALETTE[1]);
+    expect(line('ptx', 57).style.getPropertyValue('--gpulab-line-bg')).toBe(PALETTE[1]);
+    expect(line('sass', 12).classList.contains('gpulab-coloured')).toBe(true);
+    expect(line('sass', 13).classList.contains('gpulab-coloured')).toBe(false);
+    expect(line('sass', 0).style.getPropertyValue('--gpulab-line-bg')).toBe('');
+    expect(line('sass', 12).dataset.keys).toBe('py:2 cu:42');
+  });
+
+  it('links counterparts on hover and clears on leave', () => {
+    view.render(exampleBundle());
+    hover(line('python', 1));
+    expect(linked('ptx')).toEqual([57]);
+    expect(linked('sass')).toEqual([12]);
+    expect(linked('cuda')).toEqual([]);
+    expect(linked('python')).toEqual([]);
+    expect(line('python', 1).classList.contains('gpulab-active')).toBe(true);
+    expect(view.node.classList.contains('gpulab-selecting')).toBe(true);
+
+    hover(line('sass', 12));
+    expect(linked('python')).toEqual([1]);
+    expect(linked('cuda')).toEqual([41]);
+    expect(linked('ptx')).toEqual([57]);
+    expect(linked('sass')).toEqual([]);
+    expect(line('python', 1).classList.contains('gpulab-active')).toBe(false);
+
+    q('.gpulab-panes')!.dispatchEvent(new MouseEvent('mouseleave'));
+    expect(qa('.gpulab-linked').length).toBe(0);
+    expect(qa('.gpulab-active').length).toBe(0);
+  });
+
+  it('pins the selection on click until clicked again or Esc', () => {
+    view.render(exampleBundle());
+    line('python', 1).click();
+    expect(view.pinned).toBe(true);
+    expect(line('python', 1).classList.contains('gpulab-pinned')).toBe(true);
+    hover(line('python', 0));
+    q('.gpulab-panes')!.dispatchEvent(new MouseEvent('mouseleave'));
+    expect(linked('sass')).toEqual([12]);
+
+    line('python', 1).click();
+    expect(view.pinned).toBe(false);
+    expect(line('python', 1).classList.contains('gpulab-pinned')).toBe(false);
+
+    line('cuda', 41).click();
+    expect(linked('sass')).toEqual([12]);
+    view.node.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    expect(view.pinned).toBe(false);
+    expect(qa('.gpulab-linked').length).toBe(0);
+  });
+
+  it('shows every bundle string as text, never as HTML', () => {
+    const evil = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+    const b = exampleBundle({ name: evil, primitive: evil, target: evil });
+    b.panes[0].text = `${evil}\n`;
+    b.panes[0].title = evil;
+    b.resources = { [evil]: { registers: 1 } };
+    b.timings = { [evil]: 0.001 };
+    view.render(b);
+    expect(view.node.querySelectorAll('img, script').length).toBe(0);
+    expect(q('.gpulab-name')?.textContent).toBe(evil);
+    expect(line('python', 0).textContent).toContain(evil);
+    expect((window as unknown as { __pwned?: number }).__pwned).toBeUndefined();
+  });
+
+  it('shows the header: name, primitive, target, LTO, stats, resources, timings', () => {
+    view.render(exampleBundle());
+    expect(q('.gpulab-name')?.textContent).toBe('add');
+    expect(q('[data-field="primitive"]')?.textContent).toBe('reduce');
+    expect(q('[data-field="target"]')?.textContent).toBe('sm_90');
+    expect(q('.gpulab-lto')?.textContent).toBe('LTO on');
+    expect(q('[data-field="sass_instructions"]')?.textContent).toBe('412 SASS instructions');
+    expect(q('[data-field="sass_calls"]')?.textContent).toBe('0 CALLs');
+    const row = q('tr[data-kernel="gpulab_reduce_partials"]')!;
+    expect(row.querySelector('[data-field="registers"]')?.textContent).toBe('32');
+    expect(row.querySelector('[data-field="shared_bytes"]')?.textContent).toBe('128 B');
+    expect(row.querySelector('[data-field="spill_stores"]')?.textContent).toBe('0');
+    expect(q('[data-stage="nvrtc"] .gpulab-timing-value')?.textContent).toBe('31.0 ms');
+    expect(q('[data-stage="total"]')).not.toBeNull();
+    expect(q('.gpulab-compare-toggle')).toBeNull();
+  });
+
+  it('toggles to the compare build and back', () => {
+    const other = exampleBundle({ lto: false, stats: { sass_instructions: 500, sass_calls: 7 } });
+    other.panes[3].text = sassText(30);
+    const b = exampleBundle({ compare: other });
+    view.render(b);
+    const buttons = qa('.gpulab-compare-toggle .gpulab-variant');
+    expect(buttons.map(x => x.textContent)).toEqual(['LTO · 0 CALLs', 'PTX-linked · 7 CALLs']);
+    expect(buttons[0].getAttribute('aria-pressed')).toBe('true');
+    buttons[1].click();
+    expect(view.variant).toBe('compare');
+    expect(view.node.dataset.variant).toBe('compare');
+    expect(q('.gpulab-lto')?.textContent).toBe('LTO off');
+    expect(q('[data-field="sass_calls"]')?.textContent).toBe('7 CALLs');
+    expect(qa('.gpulab-pane[data-pane="sass"] .gpulab-line').length).toBe(30);
+    expect(q('.gpulab-variant[data-variant="compare"]')?.getAttribute('aria-pressed')).toBe('true');
+    (q('.gpulab-variant[data-variant="main"]') as HTMLElement).click();
+    expect(view.variant).toBe('main');
+    expect(qa('.gpulab-pane[data-pane="sass"] .gpulab-line').length).toBe(20);
+  });
+
+  it('searches a pane: marks, count, Enter for next, Escape to clear', () => {
+    view.render(exampleBundle());
+    const pane = view.pane('sass')!;
+    const input = q('.gpulab-pane[data-pane="sass"] .gpulab-search') as HTMLInputElement;
+    input.value = 'nop';
+    input.dispatchEvent(new Event('input'));
+    expect(pane.matches.length).toBe(19);
+    expect(qa('.gpulab-pane[data-pane="sass"] .gpulab-match').length).toBe(19);
+    expect(line('sass', 0).querySelector('.gpulab-mark')?.textContent).toBe('NOP');
+    expect(pane.currentMatch).toBe(0);
+    expect(q('.gpulab-pane[data-pane="sass"] .gpulab-search-count')?.textContent).toBe('1/19');
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter' }));
+    expect(pane.currentMatch).toBe(1);
+    expect(line('sass', 1).classList.contains('gpulab-match-current')).toBe(true);
+    expect(line('sass', 0).classList.contains('gpulab-match-current')).toBe(false);
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', shiftKey: true }));
+    expect(pane.currentMatch).toBe(0);
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', shiftKey: true }));
+    expect(pane.currentMatch).toBe(18);
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }));
+    expect(input.value).toBe('');
+    expect(qa('.gpulab-match, .gpulab-mark').length).toBe(0);
+    // The text is whole again after marks are removed.
+    expect(line('sass', 12).querySelector('.gpulab-text')?.textContent).toBe(
+      sassText().split('\n')[12]
+    );
+  });
+
+  it('copies pane text with navigator.clipboard', async () => {
+    let copied = '';
+    Object.defineProperty(navigator, 'clipboard', {
+      configurable: true,
+      value: { writeText: async (t: string) => void (copied = t) }
+    });
+    const b = exampleBundle();
+    view.render(b);
+    const ok = await view.pane('python')!.copy();
+    expect(ok).toBe(true);
+    expect(copied).toBe(b.panes[0].text);
+    expect(q('.gpulab-pane[data-pane="python"] .gpulab-copy')?.textContent).toBe('Copied');
+  });
+
+  it('renders large panes lazily, in chunks', () => {
+    const n = 30000;
+    const sass: Record<string, string[]> = {};
+    for (let i = 0; i < n; i++) {
+      sass[String(i)] = [`py:${(i % 2) + 1}`];
+    }
+    const b = exampleBundle();
+    b.panes[3].text = sassText(n);
+    b.links.sass = sass;
+    const t0 = performance.now();
+    view.render(b);
+    const t1 = performance.now();
+    const pane = view.pane('sass')!;
+    expect(n).toBeGreaterThan(EAGER_LINES);
+    expect(qa('.gpulab-pane[data-pane="sass"] .gpulab-chunk').length).toBe(Math.ceil(n / CHUNK_LINES));
+    expect(pane.renderedChunks).toBe(1);
+    expect(qa('.gpulab-pane[data-pane="sass"] .gpulab-line').length).toBe(CHUNK_LINES);
+    expect(t1 - t0).toBeLessThan(3000);
+
+    // Hovering a Python line links its SASS lines; a line scrolled to is rendered.
+    hover(line('python', 1));
+    expect(pane.linked.size).toBe(n / 2);
+    pane.scrollToLine(25001);
+    expect(line('sass', 25001).classList.contains('gpulab-linked')).toBe(true);
+    expect(line('sass', 25001).style.getPropertyValue('--gpulab-line-bg')).toBe(PALETTE[1]);
+
+    // Search covers every line, rendered or not.
+    pane.search('/*');
+    expect(pane.matches.length).toBe(n);
+
+    // The DOM stays bounded however far the pane is scrolled.
+    for (let i = 0; i < (MAX_RENDERED_CHUNKS + 8) * CHUNK_LINES; i += CHUNK_LINES) {
+      pane.scrollToLine(i);
+    }
+    expect(pane.renderedChunks).toBeLessThanOrEqual(MAX_RENDERED_CHUNKS);
+    expect(qa('.gpulab-pane[data-pane="sass"] .gpulab-line').length).toBe(
+      pane.renderedChunks * CHUNK_LINES
+    );
+    // A line rendered again keeps its state.
+    pane.scrollToLine(25001);
+    expect(line('sass', 25001).classList.contains('gpulab-linked')).toBe(true);
+    expect(line('sass', 25001).classList.contains('gpulab-match')).toBe(true);
+  });
+
+  it('survives a malformed bundle', () => {
+    view.render(null);
+    expect(q('.gpulab-error')).not.toBeNull();
+    view.render({ panes: [{ id: 'python', text: 'x = 1\n' }], links: { python: { '0': 'bad' } } });
+    expect(qa('.gpulab-pane').length).toBe(1);
+    expect(line('python', 0).textContent).toContain('x = 1');
+    view.render({ name: 'empty' } as unknown as IBundle);
+    expect(q('.gpulab-empty')).not.toBeNull();
+  });
+});
+
+describe('formatting', () => {
+  it('formats seconds and bytes', () => {
+    expect(formatSeconds(0.0004)).toBe('0.40 ms');
+    expect(formatSeconds(0.012)).toBe('12.0 ms');
+    expect(formatSeconds(1.5)).toBe('1.50 s');
+    expect(formatBytes(128)).toBe('128 B');
+    expect(formatBytes(4096)).toBe('4.0 KiB');
+    expect(formatBytes(undefined)).toBe('–');
+  });
+});
