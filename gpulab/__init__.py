@@ -1,9 +1,31 @@
-"""gpulab: see and measure GPU kernels written in typed Python, from a notebook."""
+"""gpulab: see and measure GPU kernels written in typed Python, from a notebook.
 
+Compile a typed Python function for a primitive and look at every stage
+(``gpulab.compile``), run the primitives on a GPU or the host reference
+(``gpulab.map``, ``reduce``, ``scan``, ``filter``), and time them
+(``gpulab.bench``). In a notebook, ``%load_ext gpulab`` adds ``%%gpukernel``.
+"""
+
+from . import errors
+from .bench import BenchResult, bench
+from .cache import cache_info, clear_cache
 from .compiler.build import Build, compile
 from .compiler.target import Target
+from .iota import Iota, iota
 from .kernel import Kernel, kernel
+from .primitives import filter, make_filter, make_map, make_reduce, make_scan, map, reduce, scan
+from .runtime.arrays import to_device, to_host
+from .runtime.devices import current, devices, use
 from .types import (
     bool_, c64, c128, complex64, complex128, element_type, f16, f32, f64, float16, float32, float64,
     i8, i16, i32, i64, int8, int16, int32, int64, u8, u16, u32, u64, uint8, uint16, uint32, uint64,
 )
+
+__version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext gpulab``: register ``%%gpukernel`` and ``%gpulab``."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)

@@ -128,8 +128,16 @@ class DeviceError(GpulabError):
     """A device is unknown, missing, or cannot run the call."""
 
 
+class LengthMismatchError(GpulabError, ValueError):
+    """Inputs (or an input and ``out=``) that must hold as many items as each other do not."""
+
+
 class HostArrayError(GpulabError, TypeError):
     """A host array was given to a device run (or the reverse)."""
+
+
+class VerificationError(GpulabError):
+    """A device result differs from the host reference where it must be exact."""
 
 
 class GpulabWarning(UserWarning):
@@ -142,3 +150,7 @@ class HostFallbackWarning(GpulabWarning):
 
 class CacheWarning(GpulabWarning):
     """The build cache skipped a bad entry or fell back to memory."""
+
+
+class VerificationWarning(GpulabWarning):
+    """A floating-point device result differs from the host's; the message gives the error."""

@@ -113,9 +113,11 @@ class Kernel:
         return self.declared
 
     def uniform_values(self) -> tuple:
-        """Return the uniforms' current values, read from the function's globals and closure."""
-        namespace = visible_names(self.pyfunc)
-        return tuple(namespace[name] for name in self.uniforms)
+        """Return the uniforms' current values, read from the function's closure and globals."""
+        code, closure = self.pyfunc.__code__, self.pyfunc.__closure__ or ()
+        cells = dict(zip(code.co_freevars, closure))
+        return tuple(cells[name].cell_contents if name in cells else self.pyfunc.__globals__[name]
+                     for name in self.uniforms)
 
     def uniform_types(self) -> tuple[ElementType, ...]:
         """Return the uniforms' element types, from their current values."""

@@ -5,7 +5,7 @@
 // last tile writes how many items were kept in all.
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
-gpulab_filter(Input0 in, index_t n, Output out, index_t* kept_total, TileStatus<index_t> status,
+gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatus<index_t> status,
               unsigned int epoch, Uniforms u) {
     auto add = [](index_t a, index_t b) { return a + b; };
     __shared__ alignas(16) value_t items[SCAN_TILE];

@@ -1,0 +1,453 @@
+"""Time a primitive over a sweep of sizes, on the host reference and on GPUs.
+
+Device calls are timed with CUDA events on CuPy's current stream: warm-up
+calls first, then the median of the repeats. Inputs rotate among enough
+copies that one pass over them is larger than the L2 cache, so no call
+reads data the previous one left in L2. Host calls are timed with
+``time.perf_counter``. Effective bandwidth counts the bytes a primitive
+must move: map reads its inputs and writes its output, reduce reads,
+scan reads and writes, filter reads and writes the items it keeps.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .kernel import Kernel, as_kernel
+from .runtime.devices import Device, current_device
+from .runtime.devices import device as find_device
+from .types import element_type
+
+__all__ = ["BenchResult", "Table", "bench", "random_array", "random_inputs"]
+
+PRIMITIVES = ("map", "reduce", "scan", "filter")
+FALLBACK_L2_BYTES = 64 * 2**20
+COPY_BYTES = 256 * 2**20  # the device-to-device copy that measures the roofline
+
+
+# ---------------------------------------------------------------- tables
+
+
+class Table:
+    """Rows of text shown as an HTML table in a notebook and as aligned text elsewhere.
+
+    Parameters
+    ----------
+    headers : sequence of str
+        Column titles.
+    rows : sequence of sequence
+        Cells, converted with ``str``; every cell is escaped in HTML.
+    caption : str
+        A line above the table.
+    """
+
+    def __init__(self, headers, rows, caption: str = ""):
+        self.headers = [str(h) for h in headers]
+        self.rows = [[str(cell) for cell in row] for row in rows]
+        self.caption = caption
+
+    def _aligns(self) -> list[str]:
+        return [_align([row[i] for row in self.rows]) for i in range(len(self.headers))]
+
+    def _repr_html_(self) -> str:
+        aligns = self._aligns()
+        cell = "padding:2px 14px 2px 0;border:none;text-align:"
+        head = "".join(f"<th style='{cell}{a};border-bottom:1px solid #bbb'>{html.escape(h)}</th>"
+                       for h, a in zip(self.headers, aligns))
+        body = "".join(
+            "<tr>" + "".join(f"<td style='{cell}{a};font-family:monospace'>{html.escape(c)}</td>"
+                             for c, a in zip(row, aligns)) + "</tr>"
+            for row in self.rows)
+        caption = f"<div style='font-weight:600;margin:4px 0'>{html.escape(self.caption)}</div>" if self.caption else ""
+        return (f"<div class='gpulab-table'>{caption}<table style='border-collapse:collapse;margin:0 0 4px 0'>"
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+
+    def __repr__(self) -> str:
+        widths = [max(len(row[i]) for row in [self.headers, *self.rows]) for i in range(len(self.headers))]
+        lines = ["  ".join(cell.rjust(w) if a == "right" else cell.ljust(w)
+                           for cell, w, a in zip(row, widths, self._aligns())).rstrip()
+                 for row in [self.headers, *self.rows]]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join([self.caption, *lines] if self.caption else lines)
+
+
+_NUMBER = re.compile(r"[-+]?[\d,.]+(e[-+]?\d+)?( \S+)?")
+
+
+def _align(column: list[str]) -> str:
+    """A column of numbers (each with an optional unit) to the right, others to the left."""
+    cells = [c for c in column if c not in ("", "-")]
+    return "right" if cells and all(_NUMBER.fullmatch(c) for c in cells) else "left"
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def random_array(element, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Return ``n`` random items of an element type.
+
+    Floats and complex parts are uniform in [-1, 1), signed integers in
+    [-100, 100], unsigned ones in [0, 100], so sums stay far from overflow.
+
+    Parameters
+    ----------
+    element : ElementType, dtype or str
+        The element type (records are filled field by field).
+    n : int
+        How many items.
+    rng : numpy.random.Generator
+        Where the randomness comes from.
+    """
+    dtype = element_type(element).dtype
+    if dtype.fields is not None:
+        out = np.empty(n, dtype=dtype)
+        for name in dtype.names:
+            out[name] = random_array(dtype.fields[name][0], n, rng)
+        return out
+    if dtype.kind == "b":
+        return rng.integers(0, 2, n).astype(dtype)
+    if dtype.kind in "iu":
+        return rng.integers(0 if dtype.kind == "u" else -100, 100, n, endpoint=True).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)).astype(dtype)
+    return rng.uniform(-1, 1, n).astype(dtype)
+
+
+def _kernel_of(fn, dtype) -> Kernel:
+    """The kernel with its parameter types: declared, or all ``dtype``."""
+    kernel = as_kernel(fn)
+    if dtype is None:
+        return kernel
+    return Kernel(kernel.pyfunc, types=[dtype] * len(kernel.param_names), constants=kernel.constants)
+
+
+def random_inputs(kernel: Kernel, primitive: str, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Random inputs of ``n`` items for ``primitive(kernel)``: one per parameter for map, else one."""
+    args = kernel.signature().args
+    return [random_array(t, n, rng) for t in (args if primitive == "map" else args[:1])]
+
+
+def _initial_for(primitive: str, kernel: Kernel, initial):
+    if primitive == "reduce" and initial is None:
+        return np.zeros((), dtype=kernel.signature().args[0].dtype)[()]
+    return initial
+
+
+def _moved_bytes(primitive: str, inputs, result) -> int:
+    """Bytes a call must move: reads, plus writes except for reduce."""
+    reads = sum(x.nbytes for x in inputs)
+    return reads if primitive == "reduce" else reads + int(result.nbytes)
+
+
+# ---------------------------------------------------------------- host timing
+
+
+def _host_call(primitive: str, kernel: Kernel, initial, exclusive: bool):
+    from . import host
+
+    if primitive == "map":
+        return lambda xs: host.host_map(kernel, *xs)
+    if primitive == "reduce":
+        return lambda xs: host.host_reduce(kernel, xs[0], initial)
+    if primitive == "scan":
+        return lambda xs: host.host_scan(kernel, xs[0], initial, exclusive=exclusive)
+    return lambda xs: host.host_filter(kernel, xs[0])
+
+
+def _time_host(call, inputs, repeats: int, warmup: int, max_seconds: float):
+    """Median seconds of ``call(inputs)``, the samples taken and the last result."""
+    began = time.perf_counter()
+    result = None
+    for _ in range(warmup):
+        result = call(inputs)
+        if time.perf_counter() - began > max_seconds:
+            break
+    samples = []
+    began = time.perf_counter()
+    while len(samples) < repeats and (not samples or time.perf_counter() - began < max_seconds):
+        start = time.perf_counter()
+        result = call(inputs)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples), len(samples), result
+
+
+# ---------------------------------------------------------------- device timing
+
+
+def l2_bytes(gpu: Device) -> int:
+    """The L2 cache size of ``gpu`` in bytes (64 MiB when it cannot be queried)."""
+    import cupy
+
+    try:
+        size = cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrL2CacheSize, gpu.ordinal)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return FALLBACK_L2_BYTES
+    return int(size) or FALLBACK_L2_BYTES
+
+
+def copy_gb_per_s(gpu: Device, repeats: int = 10) -> float:
+    """Measured device-to-device copy bandwidth of ``gpu`` (bytes read plus written, GB/s)."""
+    import cupy
+
+    with cupy.cuda.Device(gpu.ordinal):
+        nbytes = min(COPY_BYTES, (gpu.memory_bytes or COPY_BYTES * 8) // 8)
+        source, destination = cupy.empty(nbytes, np.uint8), cupy.empty(nbytes, np.uint8)
+        seconds, _, _ = _time_device(lambda xs: destination.data.copy_from_device_async(xs[0].data, nbytes),
+                                     [[source]], repeats, 2)
+        return 2 * nbytes / seconds / 1e9
+
+
+def _device_call(primitive: str, kernel: Kernel, example, gpu: Device, initial, exclusive: bool, options):
+    from . import primitives
+
+    if primitive == "map":
+        plan = primitives.make_map(kernel, *example, device=gpu.name, **options)
+        return lambda xs: plan(*xs)
+    if primitive == "reduce":
+        plan = primitives.make_reduce(kernel, example[0], device=gpu.name, **options)
+        return lambda xs: plan(xs[0], initial)
+    if primitive == "scan":
+        plan = primitives.make_scan(kernel, example[0], exclusive=exclusive, device=gpu.name, **options)
+        return lambda xs: plan(xs[0], initial)
+    plan = primitives.make_filter(kernel, example[0], device=gpu.name, **options)
+    return lambda xs: plan(xs[0])
+
+
+def _time_device(call, copies, repeats: int, warmup: int):
+    """Median event-timed seconds of ``call``, rotating over ``copies`` of the inputs."""
+    import cupy
+
+    for i in range(warmup):
+        result = call(copies[i % len(copies)])
+    cupy.cuda.get_current_stream().synchronize()
+    events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeats)]
+    for i, (start, end) in enumerate(events):
+        start.record()
+        result = call(copies[(warmup + i) % len(copies)])
+        end.record()
+    events[-1][1].synchronize()
+    samples = [cupy.cuda.get_elapsed_time(start, end) / 1e3 for start, end in events]
+    return statistics.median(samples), repeats, result
+
+
+def _time_gpu(primitive, kernel, inputs, gpu: Device, initial, exclusive, repeats, warmup, options):
+    """Median seconds, samples and bytes moved for one size on ``gpu``."""
+    import cupy
+
+    with cupy.cuda.Device(gpu.ordinal):
+        example = [cupy.asarray(x) for x in inputs]
+        call = _device_call(primitive, kernel, example, gpu, initial, exclusive, options)
+        per_copy = max(1, sum(x.nbytes for x in inputs))
+        count = min(warmup + repeats, l2_bytes(gpu) // per_copy + 2)
+        copies = [example] + [[cupy.asarray(x) for x in inputs] for _ in range(count - 1)]
+        seconds, samples, result = _time_device(call, copies, repeats, warmup)
+        if primitive == "filter":
+            out, kept = result
+            result = out[: int(kept.get())]
+        return seconds, samples, _moved_bytes(primitive, inputs, result)
+
+
+# ---------------------------------------------------------------- progress
+
+
+class _Progress:
+    """One line of progress: an ipywidgets bar in a Jupyter kernel, else a rewritten line on a terminal."""
+
+    def __init__(self, total: int, label: str, enabled: bool):
+        self.total, self.label, self.done = total, label, 0
+        self.bar = self.text = None
+        if not enabled:
+            return
+        from IPython import get_ipython
+
+        if getattr(get_ipython(), "kernel", None) is not None:
+            import ipywidgets
+            from IPython.display import display
+
+            self.bar = ipywidgets.IntProgress(value=0, max=total, description=label,
+                                              style={"description_width": "initial"})
+            display(self.bar)
+        elif sys.stderr.isatty():
+            self.text = sys.stderr
+
+    def step(self, what: str) -> None:
+        """Say that ``what`` starts."""
+        if self.bar is not None:
+            self.bar.description = f"{self.label}: {what}"
+        elif self.text is not None:
+            self.text.write(f"\r{self.label}: {self.done + 1}/{self.total} {what}\033[K")
+            self.text.flush()
+
+    def advance(self) -> None:
+        """Count one measurement done."""
+        self.done += 1
+        if self.bar is not None:
+            self.bar.value = self.done
+
+    def close(self) -> None:
+        """Remove the bar, or end the line."""
+        if self.bar is not None:
+            self.bar.close()
+        elif self.text is not None:
+            self.text.write("\r\033[K")
+            self.text.flush()
+
+
+# ---------------------------------------------------------------- result
+
+
+@dataclass
+class BenchResult:
+    """Timings of one primitive over sizes and devices.
+
+    Attributes
+    ----------
+    name : str
+        The function's name.
+    primitive : str
+        ``map``, ``reduce``, ``scan`` or ``filter``.
+    dtype : str
+        The element type of the (first) input.
+    rows : list of dict
+        One per device and size: ``device``, ``primitive``, ``size``,
+        ``seconds`` (median), ``bytes``, ``gb_per_s``, ``repeats``.
+    copy_gb_per_s : dict of str to float
+        Each measured GPU's device-to-device copy bandwidth (the roofline).
+    descriptions : dict of str to str
+        Each device's description (its GPU name).
+    """
+
+    name: str
+    primitive: str
+    dtype: str
+    rows: list[dict] = field(default_factory=list)
+    copy_gb_per_s: dict[str, float] = field(default_factory=dict)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def devices(self) -> list[str]:
+        """Device names in the order they were measured."""
+        return list(dict.fromkeys(row["device"] for row in self.rows))
+
+    def series(self, device: str) -> list[dict]:
+        """The rows of one device, by size."""
+        return sorted((row for row in self.rows if row["device"] == device), key=lambda row: row["size"])
+
+    def to_json(self) -> str:
+        """Return the result as a JSON document."""
+        return json.dumps({"name": self.name, "primitive": self.primitive, "dtype": self.dtype,
+                           "rows": self.rows, "copy_gb_per_s": self.copy_gb_per_s,
+                           "descriptions": self.descriptions}, indent=1)
+
+    def table(self) -> Table:
+        """The rows as a :class:`Table`."""
+        rows = [[row["device"], f"{row['size']:,}", format_seconds(row["seconds"]),
+                 f"{row['gb_per_s']:.3g}", row["repeats"]] for row in self.rows]
+        caption = f"{self.primitive}({self.name}) on {self.dtype}"
+        for device, bandwidth in self.copy_gb_per_s.items():
+            caption += f"; {device} copy {bandwidth:.0f} GB/s"
+        return Table(["device", "size", "median time", "GB/s", "repeats"], rows, caption)
+
+    def plot(self):
+        """Return a matplotlib Figure: time and effective bandwidth against size (see :mod:`gpulab.plot`)."""
+        from .plot import plot_bench
+
+        return plot_bench(self)
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+    def __repr__(self) -> str:
+        return repr(self.table())
+
+
+def format_seconds(seconds: float) -> str:
+    """``2.5e-05`` -> ``"25.0 µs"``."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+# ---------------------------------------------------------------- bench
+
+
+def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20, warmup: int = 3,
+          initial=None, *, exclusive: bool = False, seed: int = 0, max_seconds: float = 2.0,
+          progress: bool = True, **options) -> BenchResult:
+    """Time ``primitive(fn)`` on every device over ``sizes``.
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        The function, annotated or typed by ``dtype``.
+    primitive : {"map", "reduce", "scan", "filter"}
+    sizes : sequence of int or float
+        Numbers of items (``1e6`` is accepted).
+    devices : sequence of str, optional
+        ``"host"`` and ``"cuda:N"``; default the host plus the current
+        device when it is a GPU.
+    dtype : element type, optional
+        Type of every parameter when ``fn`` has no annotations.
+    repeats, warmup : int
+        Timed and untimed calls per size and device.
+    initial : scalar, optional
+        Reduce's initial value (zero by default) or scan's.
+    exclusive : bool
+        For scan.
+    seed : int
+        Of the random inputs.
+    max_seconds : float
+        Host calls stop repeating once this much time was spent on one size.
+    progress : bool
+        Show one line of progress (a bar in a Jupyter kernel).
+    **options
+        Build options for the device (``lto``, ``fma``).
+
+    Returns
+    -------
+    BenchResult
+    """
+    if primitive not in PRIMITIVES:
+        raise ValueError(f"unknown primitive {primitive!r}; choose one of {', '.join(PRIMITIVES)}")
+    kernel = _kernel_of(fn, dtype)
+    targets = [find_device(d) for d in devices] if devices else _default_devices()
+    counts = sorted({int(size) for size in sizes})
+    initial = _initial_for(primitive, kernel, initial)
+    rng = np.random.default_rng(seed)
+    result = BenchResult(kernel.name, primitive, kernel.signature().args[0].name,
+                         descriptions={d.name: d.description for d in targets})
+    bar = _Progress(len(counts) * len(targets), f"bench {primitive}({kernel.name})", progress)
+    try:
+        for gpu in (d for d in targets if d.is_gpu):
+            bar.step(f"{gpu.name} copy bandwidth")
+            result.copy_gb_per_s[gpu.name] = copy_gb_per_s(gpu)
+        for n in counts:
+            inputs = random_inputs(kernel, primitive, n, rng)
+            for target in targets:
+                bar.step(f"{target.name} n={n:,}")
+                if target.is_gpu:
+                    seconds, samples, moved = _time_gpu(primitive, kernel, inputs, target, initial, exclusive,
+                                                        repeats, warmup, options)
+                else:
+                    call = _host_call(primitive, kernel, initial, exclusive)
+                    seconds, samples, out = _time_host(call, inputs, repeats, warmup, max_seconds)
+                    moved = _moved_bytes(primitive, inputs, np.asarray(out))
+                result.rows.append({"device": target.name, "primitive": primitive, "size": n, "seconds": seconds,
+                                    "bytes": moved, "gb_per_s": moved / seconds / 1e9, "repeats": samples})
+                bar.advance()
+    finally:
+        bar.close()
+    return result
+
+
+def _default_devices() -> list[Device]:
+    current = current_device()
+    return [find_device("host"), current] if current.is_gpu else [find_device("host")]

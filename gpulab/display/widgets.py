@@ -1,0 +1,171 @@
+"""Notebook widgets: a device and target picker, and a panel that benchmarks a function.
+
+They need a front end with ipywidgets (JupyterLab, Notebook 7, VS Code).
+Elsewhere each shows a line of text or HTML saying so instead of an
+unrendered widget.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+
+import ipywidgets
+import traitlets
+from IPython.display import display
+
+from .. import magics
+from ..bench import PRIMITIVES, bench
+from ..errors import GpulabError
+from ..kernel import as_kernel
+from ..runtime.devices import current, current_device, devices, use
+
+__all__ = ["DevicePicker", "LabPanel", "aot_targets"]
+
+WIDGETS_NOTE = "widgets need JupyterLab, Notebook 7 or VS Code with ipywidgets"
+AOT_CANDIDATES = ((8, 0), (9, 0), (10, 0))
+ELEMENT_TYPES = ("float32", "float64", "int32", "int64", "uint32", "float16", "int8", "bool")
+
+
+def aot_targets() -> list[str]:
+    """``sm_80``, ``sm_90``, ``sm_100``: those gpulab supports and the installed NVRTC compiles for."""
+    return [t.arch for t in magics.compile_targets() if t.cc in AOT_CANDIDATES]
+
+
+class _Fallback:
+    """Adds text and HTML to a widget's MIME bundle for front ends that cannot show widgets."""
+
+    def _summary(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs)
+        text = f"{self._summary()} ({WIDGETS_NOTE})"
+        data["text/plain"] = text
+        data["text/html"] = f"<div class='gpulab-widget-fallback'><code>{html.escape(text)}</code></div>"
+        return data
+
+
+class DevicePicker(_Fallback, ipywidgets.Dropdown):
+    """Choose where gpulab runs, or a GPU to compile for ahead of time.
+
+    The options are ``host``, every ``cuda:N`` (name, compute capability,
+    memory), and the AOT targets of :func:`aot_targets`. Choosing a device
+    calls ``gpulab.use(name)`` and lets ``%%gpukernel`` compile for it;
+    choosing a target makes it ``%%gpukernel``'s default compile target.
+    ``value`` (a traitlet) holds the chosen name.
+    """
+
+    def __init__(self, **kwargs):
+        options = [(_device_label(d), d.name) for d in devices()]
+        options += [(f"{arch}: compile only (ahead of time)", arch) for arch in aot_targets()]
+        names = [name for _, name in options]
+        value = magics.defaults.target if magics.defaults.target in names else current()
+        kwargs.setdefault("description", "gpulab")
+        kwargs.setdefault("layout", ipywidgets.Layout(width="max-content"))
+        super().__init__(options=options, value=value, **kwargs)
+
+    @traitlets.observe("value")
+    def _choose(self, change) -> None:
+        name = change["new"]
+        if name is None:
+            return
+        if name.startswith("sm_"):
+            magics.defaults.target = name
+        else:
+            use(name)
+            magics.defaults.target = None
+
+    def _summary(self) -> str:
+        return f"DevicePicker: {self.value}"
+
+
+def _device_label(device) -> str:
+    if not device.is_gpu:
+        return "host: reference backend (NumPy)"
+    major, minor = device.compute_capability
+    return f"{device.name}: {device.description}, sm_{major}{minor}, {device.memory_bytes / 2**30:.0f} GiB"
+
+
+class LabPanel(_Fallback, ipywidgets.VBox):
+    """Benchmark one function from a panel: primitive, element type, sizes, backends, Run.
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        The function. When it is annotated, the element type is fixed.
+    primitive : str, optional
+        The primitive to start with (default: reduce for two parameters, else map).
+    exponents : tuple of int
+        Initial size range, as powers of ten.
+
+    Attributes
+    ----------
+    result : BenchResult or None
+        The last run's result.
+    """
+
+    def __init__(self, fn, *, primitive: str | None = None, exponents: tuple[int, int] = (3, 7)):
+        self.kernel = as_kernel(fn)
+        declared = self.kernel.declared
+        if primitive is None:
+            primitive = "reduce" if len(self.kernel.param_names) == 2 else "map"
+        self.primitive = ipywidgets.Dropdown(options=PRIMITIVES, value=primitive, description="primitive")
+        dtype = declared.args[0].name if declared else ELEMENT_TYPES[0]
+        self.dtype = ipywidgets.Dropdown(options=sorted({*ELEMENT_TYPES, dtype}, key=_type_order), value=dtype,
+                                         description="type", disabled=declared is not None)
+        self.sizes = ipywidgets.IntRangeSlider(value=exponents, min=1, max=9, description="size 10^",
+                                               continuous_update=False)
+        gpu = current_device()
+        self.use_device = ipywidgets.Checkbox(value=gpu.is_gpu, disabled=not gpu.is_gpu, indent=False,
+                                              description=f"device ({gpu.name if gpu.is_gpu else 'no GPU'})")
+        self.use_host = ipywidgets.Checkbox(value=True, description="host", indent=False)
+        self.button = ipywidgets.Button(description="Run", button_style="primary", icon="play")
+        self.output = ipywidgets.Output()
+        self.result = None
+        self.button.on_click(lambda _: self.run())
+        controls = ipywidgets.HBox([self.primitive, self.dtype])
+        backends = ipywidgets.HBox([self.use_device, self.use_host, self.button])
+        super().__init__([ipywidgets.HTML(f"<b>{html.escape(self.kernel.name)}</b>"), controls, self.sizes,
+                          backends, self.output])
+
+    def chosen_sizes(self) -> list[int]:
+        """The sizes the slider selects: every power of ten in its range."""
+        low, high = self.sizes.value
+        return [10**k for k in range(low, high + 1)]
+
+    def chosen_devices(self) -> list[str]:
+        """The backends ticked."""
+        names = [current_device().name] if self.use_device.value and current_device().is_gpu else []
+        return names + (["host"] if self.use_host.value else [])
+
+    def run(self):
+        """Benchmark with the panel's choices and show the plot and the table in its output.
+
+        Returns
+        -------
+        BenchResult or None
+            None when no backend is ticked or the function cannot run.
+        """
+        self.output.clear_output()
+        with self.output:
+            if not self.chosen_devices():
+                print("tick a backend (device or host)")
+                return None
+            try:
+                self.result = bench(self.kernel, self.primitive.value, self.chosen_sizes(),
+                                    devices=self.chosen_devices(),
+                                    dtype=None if self.kernel.declared else self.dtype.value)
+            except GpulabError as exc:
+                print(magics.format_error(exc), file=sys.stderr)
+                return None
+            display(self.result.plot())
+            display(self.result)
+        return self.result
+
+    def _summary(self) -> str:
+        return f"LabPanel({self.kernel.name})"
+
+
+def _type_order(name: str) -> int:
+    return ELEMENT_TYPES.index(name) if name in ELEMENT_TYPES else len(ELEMENT_TYPES)

@@ -1,0 +1,105 @@
+"""The host reference backend: what every primitive means, computed on the CPU in Python's order.
+
+Device results are held to these: integers, bools and records must be
+identical; floats are compared with :func:`compare`.
+"""
+
+from __future__ import annotations
+
+from . import backend
+from .backend import Verification, compare, float64_reference
+
+__all__ = ["host_map", "host_reduce", "host_scan", "host_filter", "compare", "float64_reference", "Verification"]
+
+
+def host_map(fn, *xs, out=None):
+    """``[fn(*t) for t in zip(*xs)]``, as an array.
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        A pure function of one item of each input. Its declared parameter
+        types (annotations or ``types=``) cast the inputs; without them the
+        inputs' own types are used.
+    *xs : array_like or Iota
+        Inputs of equal length; N-d and strided arrays give their items in C order.
+    out : numpy.ndarray, optional
+        Where to write the results (its own shape and type).
+
+    Returns
+    -------
+    numpy.ndarray
+        1-D, of the declared result type, else the type numba infers for
+        ``fn`` (NumPy's type for the values when numba cannot compile it).
+
+    Raises
+    ------
+    LengthMismatchError
+        When the inputs (or ``out``) hold different numbers of items.
+    """
+    return backend.run_map(fn, *xs, out=out)
+
+
+def host_reduce(fn, xs, initial):
+    """``functools.reduce(fn, xs, initial)``, left to right.
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        ``fn(accumulated, item)``; its result is stored in the element type at each step.
+    xs : array_like or Iota
+        The items (C order).
+    initial : scalar or tuple
+        The result for an empty input (a tuple for a record type).
+
+    Returns
+    -------
+    numpy.ndarray
+        0-d, of the element type (``fn``'s first declared parameter type, else ``xs``'s).
+    """
+    return backend.run_reduce(fn, xs, initial)
+
+
+def host_scan(fn, xs, initial=None, exclusive=False):
+    """Prefix folds: item i folds ``initial`` (when given) and ``xs[0..i]``.
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        ``fn(accumulated, item)``; its result is stored in the element type at each step.
+    xs : array_like or Iota
+        The items (C order).
+    initial : scalar or tuple, optional
+        Folded first; required when ``exclusive``.
+    exclusive : bool
+        Item 0 is ``initial`` and item i folds ``initial`` and ``xs[0..i-1]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        As many items as ``xs``, of the element type.
+
+    Raises
+    ------
+    KernelTypeError
+        When ``exclusive`` is set without ``initial``.
+    """
+    return backend.run_scan(fn, xs, initial, exclusive)
+
+
+def host_filter(fn, xs):
+    """``[x for x in xs if fn(x)]``, order kept.
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        A predicate of one item (any result is taken as true or false, as ``if`` does).
+    xs : array_like or Iota
+        The items (C order).
+
+    Returns
+    -------
+    numpy.ndarray
+        The kept items, 1-D, of the input element type.
+    """
+    return backend.run_filter(fn, xs)

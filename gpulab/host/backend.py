@@ -1,0 +1,514 @@
+"""The host reference backend: every primitive computed on the CPU, in Python's order.
+
+Each primitive visits items left to right exactly as its plain Python
+definition does (a list comprehension, ``functools.reduce``,
+``itertools.accumulate``), storing every step in the element type as a
+device would. Both the operator and the loop are compiled by numba for the
+CPU; when numba cannot compile them (float16 arithmetic, say) the same loop
+runs in the interpreter.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numba.core.errors import NumbaError
+from numba.np.numpy_support import as_dtype
+
+from ..errors import HostArrayError, KernelTypeError, LengthMismatchError
+from ..iota import Iota
+from ..kernel import Kernel, Signature, as_kernel, uniform_type
+from ..types import ElementType, element_type
+
+log = logging.getLogger(__name__)
+
+NOT_COMPILABLE = (NumbaError, NotImplementedError)
+"""What numba raises for a function or type it cannot compile."""
+
+WIDER = {"float16": np.float64, "float32": np.float64, "complex64": np.complex128}
+"""The type a float64 reference computes in, for each narrower floating type."""
+
+MAX_OPERATORS = 256
+OPERATORS: OrderedDict = OrderedDict()
+"""Compiled host operators, least recently used first, by (function, signature, uniform types)."""
+_OPERATORS_LOCK = threading.Lock()
+
+
+# --- operators -------------------------------------------------------------------
+@dataclass
+class HostOperator:
+    """A kernel ready to run on the host for one signature and uniform types.
+
+    Attributes
+    ----------
+    python : function
+        The kernel with its uniforms as trailing parameters, for the interpreter.
+    compiled : numba dispatcher or None
+        The same function compiled by numba; ``None`` when numba cannot.
+    returns : numba type or None
+        What ``compiled`` returns.
+    interpreted_loops : set of str
+        Loops numba could not compile around this operator: they run in the interpreter.
+    """
+
+    python: object
+    compiled: object = None
+    returns: object = None
+    interpreted_loops: set = field(default_factory=set)
+
+
+def operator_for(fn, kernel: Kernel, signature: Signature) -> tuple[HostOperator, tuple]:
+    """Return the cached operator for ``fn`` and ``signature``, and the uniforms' values to pass it.
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        What the caller passed (the cache key: a plain function is checked anew each call).
+    kernel : Kernel
+        ``fn`` as a kernel.
+    signature : Signature
+        The parameters' element types.
+
+    Returns
+    -------
+    operator : HostOperator
+        Built once per (``fn``, ``signature``, uniform types): a new uniform value needs no rebuild.
+    uniforms : tuple
+        The uniforms' current values as NumPy scalars of their element types.
+    """
+    values = kernel.uniform_values()
+    types = tuple(uniform_type(value) for value in values)
+    key = (fn, signature, types)
+    with _OPERATORS_LOCK:
+        operator = OPERATORS.get(key)
+        if operator is not None:
+            OPERATORS.move_to_end(key)
+    if operator is None:
+        operator = _build(kernel, signature, types)
+        with _OPERATORS_LOCK:
+            OPERATORS[key] = operator
+            while len(OPERATORS) > MAX_OPERATORS:
+                OPERATORS.popitem(last=False)
+    return operator, tuple(t.dtype.type(value) for t, value in zip(types, values))
+
+
+def _build(kernel: Kernel, signature: Signature, uniform_types) -> HostOperator:
+    python = kernel.parametrized(_interpreted)
+    try:
+        argument_types = tuple(t.numba for t in (*signature.args, *uniform_types))
+        compiled = numba.njit(kernel.parametrized(_jitted))
+        compiled.compile(argument_types)
+    except NOT_COMPILABLE as exc:
+        log.debug("numba cannot compile `%s` for %s; it runs in the interpreter: %s", kernel.name, signature, exc)
+        return HostOperator(python)
+    return HostOperator(python, compiled, compiled.overloads[argument_types].signature.return_type)
+
+
+def _interpreted(nested: Kernel):
+    return nested.parametrized(_interpreted)
+
+
+def _jitted(nested: Kernel):
+    return numba.njit(nested.parametrized(_jitted))
+
+
+# --- loops -----------------------------------------------------------------------
+class Loop:
+    """A loop over items, compiled by numba around a compiled operator, else interpreted.
+
+    Parameters
+    ----------
+    function : function
+        ``function(op, *arrays, uniforms)``; valid Python and valid numba.
+    """
+
+    def __init__(self, function):
+        self.name = function.__name__
+        self.python = function
+        self.compiled = numba.njit(function)
+
+    def run(self, operator: HostOperator, *args) -> None:
+        """Run the loop with ``operator``: compiled when both compile, else in the interpreter."""
+        if operator.compiled is not None and self.name not in operator.interpreted_loops:
+            try:
+                self.compiled(operator.compiled, *args)
+                return
+            except NOT_COMPILABLE as exc:
+                operator.interpreted_loops.add(self.name)
+                log.debug("numba cannot compile %s around %s; it runs in the interpreter: %s",
+                          self.name, operator.compiled, exc)
+        self.python(operator.python, *(_interpretable(arg) for arg in args))
+
+
+def _interpretable(arg):
+    """Record arrays as ``np.recarray``, whose items allow ``r.x`` as numba's records do."""
+    if isinstance(arg, np.ndarray) and arg.dtype.names is not None:
+        return arg.view(np.recarray)
+    return arg
+
+
+def fold(op, xs, carry, uniforms):
+    """``carry[0] = op(carry[0], x)`` for each ``x`` of ``xs``, in order."""
+    for i in range(xs.shape[0]):
+        carry[0] = op(carry[0], xs[i], *uniforms)
+
+
+def prefix_fold(op, xs, out, carry, uniforms):
+    """:func:`fold`, storing each step's ``carry[0]`` in ``out``."""
+    for i in range(xs.shape[0]):
+        carry[0] = op(carry[0], xs[i], *uniforms)
+        out[i] = carry[0]
+
+
+FOLD = Loop(fold)
+PREFIX_FOLD = Loop(prefix_fold)
+
+
+@functools.cache
+def map_loop(arity: int) -> Loop:
+    """The loop ``out[i] = op(x0[i], ..., uniforms...)`` for ``arity`` inputs."""
+    names = ", ".join(f"x{k}" for k in range(arity))
+    items = ", ".join(f"x{k}[i]" for k in range(arity))
+    source = (f"def map_{arity}(op, out, {names}, uniforms):\n"
+              f"    for i in range(out.shape[0]):\n"
+              f"        out[i] = op({items}, *uniforms)\n")
+    namespace = {}
+    exec(source, namespace)
+    return Loop(namespace[f"map_{arity}"])
+
+
+# --- inputs ----------------------------------------------------------------------
+def flat_items(x) -> np.ndarray:
+    """Return ``x``'s items in C order as a 1-D array (an :class:`Iota`'s values for an iota)."""
+    if isinstance(x, Iota):
+        return np.arange(x.start, x.start + x.size, dtype=Iota.dtype)
+    return np.ravel(np.asarray(x), order="C")
+
+
+def call_signature(kernel: Kernel, arrays, primitive: str, widen: bool) -> Signature:
+    """The kernel's declared signature, else the arrays' own (native byte order) element types.
+
+    ``widen`` turns float16/32 and complex64 types into their 64-bit kinds.
+
+    Raises
+    ------
+    KernelTypeError
+        When the kernel takes another number of parameters than the primitive passes.
+    """
+    names = kernel.param_names
+    if len(names) != len(arrays):
+        raise KernelTypeError(f"{primitive} calls `{kernel.name}` with {len(arrays)} argument(s), but it takes "
+                              f"{len(names)} ({', '.join(names)})", kernel.location())
+    signature = kernel.declared or Signature(tuple(element_type(a.dtype.newbyteorder("=")) for a in arrays))
+    if not widen:
+        return signature
+    result = signature.result and _wide(signature.result)
+    return Signature(tuple(_wide(t) for t in signature.args), result)
+
+
+def _wide(element: ElementType) -> ElementType:
+    return element_type(WIDER.get(element.dtype.name, element.dtype))
+
+
+class Prepared(NamedTuple):
+    """A fold's operator, uniforms, element type and input items (cast to the operator's item type)."""
+
+    operator: HostOperator
+    uniforms: tuple
+    element: ElementType
+    items: np.ndarray
+
+
+def _prepare_fold(fn, xs, primitive: str, widen: bool) -> Prepared:
+    kernel = as_kernel(fn)
+    array = flat_items(xs)
+    signature = call_signature(kernel, [array, array], primitive, widen)
+    operator, uniforms = operator_for(fn, kernel, signature)
+    return Prepared(operator, uniforms, signature.args[0], array.astype(signature.args[1].dtype, copy=False))
+
+
+def _carry(initial, element: ElementType) -> np.ndarray:
+    """A one-item array of ``element`` holding ``initial`` (a copy: the fold writes it)."""
+    return np.array(initial, dtype=element.dtype).reshape(1)
+
+
+# --- primitives ------------------------------------------------------------------
+def run_map(fn, *xs, out=None, widen: bool = False) -> np.ndarray:
+    """``[fn(*t) for t in zip(*xs)]`` (see :func:`gpulab.host.host_map`); ``widen`` computes in float64."""
+    if not xs:
+        raise KernelTypeError("map needs at least one input")
+    kernel = as_kernel(fn)
+    arrays = [flat_items(x) for x in xs]
+    sizes = [a.size for a in arrays]
+    if len(set(sizes)) > 1:
+        raise LengthMismatchError(f"map inputs must have equal lengths; got {sizes}")
+    signature = call_signature(kernel, arrays, "map", widen)
+    operator, uniforms = operator_for(fn, kernel, signature)
+    inputs = [a.astype(t.dtype, copy=False) for a, t in zip(arrays, signature.args)]
+    result = _map_items(kernel, operator, signature, inputs, uniforms)
+    return result if out is None else _write(out, result)
+
+
+def _map_items(kernel, operator, signature, inputs, uniforms) -> np.ndarray:
+    loop = map_loop(len(inputs))
+    dtype = _map_result_type(kernel, operator, signature)
+    if dtype is not None:
+        result = np.empty(inputs[0].size, dtype)
+        loop.run(operator, result, *inputs, uniforms)
+        return result
+    values = np.empty(inputs[0].size, object)
+    loop.python(operator.python, values, *map(_interpretable, inputs), uniforms)
+    return _typed(values, signature)
+
+
+def _map_result_type(kernel, operator, signature) -> np.dtype | None:
+    """The declared result type, else numba's; ``None`` when neither is known (interpreted)."""
+    if signature.result is not None:
+        return signature.result.dtype
+    if operator.returns is None:
+        return None
+    try:
+        return element_type(as_dtype(operator.returns)).dtype
+    except (*NOT_COMPILABLE, KernelTypeError):
+        raise KernelTypeError(f"`{kernel.name}` returns {operator.returns}, which is not an element type; "
+                              "return a number, a bool or a record", kernel.location()) from None
+
+
+def _typed(values: np.ndarray, signature: Signature) -> np.ndarray:
+    """Interpreted results as an array of the type NumPy gives them (of the inputs' types when empty)."""
+    dtypes = {np.asarray(value).dtype for value in values} or {t.dtype for t in signature.args}
+    result = np.empty(values.size, functools.reduce(np.promote_types, dtypes))
+    result[...] = values
+    return result
+
+
+def _write(out, result: np.ndarray) -> np.ndarray:
+    if not isinstance(out, np.ndarray):
+        raise HostArrayError(f"out= must be a NumPy array on the host, not {type(out).__name__}")
+    if out.size != result.size:
+        raise LengthMismatchError(f"out= holds {out.size} items, but map makes {result.size}")
+    out[...] = result.reshape(out.shape)
+    return out
+
+
+def run_reduce(fn, xs, initial, *, widen: bool = False) -> np.ndarray:
+    """``functools.reduce(fn, xs, initial)`` (see :func:`gpulab.host.host_reduce`)."""
+    if initial is None:
+        raise KernelTypeError("reduce needs initial= (the result for an empty input)")
+    prepared = _prepare_fold(fn, xs, "reduce", widen)
+    carry = _carry(initial, prepared.element)
+    FOLD.run(prepared.operator, prepared.items, carry, prepared.uniforms)
+    return carry.reshape(())
+
+
+def run_scan(fn, xs, initial=None, exclusive: bool = False, *, widen: bool = False) -> np.ndarray:
+    """Prefix folds of ``xs`` (see :func:`gpulab.host.host_scan`)."""
+    if exclusive and initial is None:
+        raise KernelTypeError("an exclusive scan needs initial= (item 0 of the result is the initial value)")
+    operator, uniforms, element, items = _prepare_fold(fn, xs, "scan", widen)
+    out = np.empty(items.size, element.dtype)
+    if items.size == 0:
+        return out
+    if initial is None:
+        out[:1] = items[:1]
+        carry, rest, first = out[:1].copy(), items[1:], 1
+    elif exclusive:
+        carry = _carry(initial, element)
+        out[:1] = carry
+        rest, first = items[:-1], 1
+    else:
+        carry, rest, first = _carry(initial, element), items, 0
+    PREFIX_FOLD.run(operator, rest, out[first:], carry, uniforms)
+    return out
+
+
+def run_filter(fn, xs, *, widen: bool = False) -> np.ndarray:
+    """``[x for x in xs if fn(x)]`` (see :func:`gpulab.host.host_filter`)."""
+    kernel = as_kernel(fn)
+    array = flat_items(xs)
+    signature = call_signature(kernel, [array], "filter", widen)
+    operator, uniforms = operator_for(fn, kernel, signature)
+    items = array.astype(signature.args[0].dtype, copy=False)
+    keep = np.empty(items.size, np.bool_)
+    map_loop(1).run(operator, keep, items, uniforms)
+    return items[keep]
+
+
+RUNS = {"map": run_map, "reduce": run_reduce, "scan": run_scan, "filter": run_filter}
+
+
+# --- comparing a device result with the host's -----------------------------------
+@dataclass(frozen=True)
+class Verification:
+    """How a device result compares with the host reference.
+
+    Attributes
+    ----------
+    exact : bool
+        Whether every item is identical (NaN matching NaN).
+    max_abs_error : float
+        Largest ``|device - host|``: 0 when exact, ``inf`` where only one is
+        NaN or the sizes or types differ, NaN for records.
+    max_rel_error : float
+        Largest ``|device - host| / |host|`` (``inf`` where ``host`` is 0 and ``device`` is not).
+    ulps : int or None
+        Floats (and complex parts): the largest distance between matching
+        items in representable values; ``None`` for other types.
+    float64_rel_error : float or None
+        Largest relative error of the device result versus the float64 reference, when one is given.
+    host_float64_rel_error : float or None
+        The same for the host result (how far its left-to-right order is from float64).
+    message : str
+        All of this in words, naming the first differing item.
+    """
+
+    exact: bool
+    max_abs_error: float
+    max_rel_error: float
+    ulps: int | None
+    message: str
+    float64_rel_error: float | None = None
+    host_float64_rel_error: float | None = None
+
+
+def compare(device_result, host_result, element, reference=None) -> Verification:
+    """Compare a device result with the host reference's, item by item.
+
+    Parameters
+    ----------
+    device_result, host_result : numpy.ndarray
+        The two results (compared in C order; their shapes may differ, not their sizes).
+    element : ElementType or dtype
+        The results' element type.
+    reference : numpy.ndarray, optional
+        The float64 reference (:func:`float64_reference`) for float16/32 and complex64 results.
+
+    Returns
+    -------
+    Verification
+        Integers, bools and records are exact or not; floats also report their errors.
+    """
+    element = element_type(element)
+    device, host = np.ravel(np.asarray(device_result)), np.ravel(np.asarray(host_result))
+    if device.size != host.size or device.dtype != host.dtype:
+        return Verification(False, math.inf, math.inf, None,
+                            f"the device result holds {device.size} {device.dtype} item(s), "
+                            f"the host reference {host.size} {host.dtype}")
+    if element.is_record:
+        return _compare_records(device, host)
+    return _compare_numbers(device, host, element, reference)
+
+
+def _compare_records(device, host) -> Verification:
+    same = _records_equal(device, host)
+    exact = bool(same.all())
+    return Verification(exact, 0.0 if exact else math.nan, 0.0 if exact else math.nan, None,
+                        _summary(device, host, ~same))
+
+
+def _records_equal(device, host) -> np.ndarray:
+    """Per item: whether every field matches (NaN matching NaN), nested records and sub-arrays included."""
+    same = np.ones(device.size, bool)
+    for name in device.dtype.names:
+        a, b = _rows(device[name]), _rows(host[name])
+        same &= (_records_equal(a.ravel(), b.ravel()).reshape(a.shape) if a.dtype.names
+                 else _equal(a, b)).all(axis=1)
+    return same
+
+
+def _rows(field_values) -> np.ndarray:
+    """A field's values as one row per item (a sub-array field has several)."""
+    return field_values.reshape(len(field_values), math.prod(field_values.shape[1:]))
+
+
+def _equal(a, b) -> np.ndarray:
+    if a.dtype.kind in "fc":
+        return (a == b) | (np.isnan(a) & np.isnan(b))
+    return a == b
+
+
+def _compare_numbers(device, host, element, reference) -> Verification:
+    differs = ~_equal(device, host)
+    exact = not differs.any()
+    abs_error, rel_error = _errors(device, host)
+    ulps = _max_ulps(device, host) if element.dtype.kind in "fc" else None
+    message = _summary(device, host, differs)
+    if not exact:
+        message += f": max abs error {abs_error:.3g}, max rel error {rel_error:.3g}"
+        message += f" ({ulps} ulp)" if ulps is not None else ""
+    if ulps is None or reference is None:
+        return Verification(exact, abs_error, rel_error, ulps, message)
+    reference = np.ravel(np.asarray(reference))
+    device_error, host_error = _errors(device, reference)[1], _errors(host, reference)[1]
+    message += (f"; versus float64, the device's max rel error is {device_error:.3g} "
+                f"and the host's {host_error:.3g}")
+    return Verification(exact, abs_error, rel_error, ulps, message, device_error, host_error)
+
+
+def _errors(values, reference) -> tuple[float, float]:
+    """Largest absolute and relative errors of ``values`` versus ``reference`` (NaN matching NaN)."""
+    wide = np.complex128 if np.iscomplexobj(values) or np.iscomplexobj(reference) else np.float64
+    a, b = values.astype(wide), reference.astype(wide)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        absolute = np.where(_equal(a, b), 0.0, np.abs(a - b))
+        relative = np.where(absolute == 0, 0.0, absolute / np.abs(b))
+    return _largest(absolute), _largest(relative)
+
+
+def _largest(errors) -> float:
+    """The largest error, NaN counting as infinite."""
+    return float(np.where(np.isnan(errors), math.inf, errors).max(initial=0.0))
+
+
+def _max_ulps(device, host) -> int:
+    """Largest distance in representable values between items that are not NaN (complex: per part)."""
+    a, b = _float_parts(device), _float_parts(host)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = _ordered(a[keep]), _ordered(b[keep])
+    distance = np.where(a >= b, a.view(np.uint64) - b.view(np.uint64), b.view(np.uint64) - a.view(np.uint64))
+    return int(distance.max(initial=0))
+
+
+def _float_parts(values) -> np.ndarray:
+    values = np.ascontiguousarray(values)
+    if values.dtype.kind == "c":
+        return values.view(np.dtype(f"f{values.dtype.itemsize // 2}"))
+    return values
+
+
+def _ordered(floats) -> np.ndarray:
+    """Float bit patterns as int64 in the floats' order (-0.0 and 0.0 equal)."""
+    bits = floats.view(np.dtype(f"i{floats.dtype.itemsize}"))
+    wide = bits.astype(np.int64)
+    return np.where(wide < 0, np.iinfo(bits.dtype).min - wide, wide)
+
+
+def _summary(device, host, differs) -> str:
+    if not differs.any():
+        return f"the device result matches the host reference exactly ({device.size} {device.dtype} item(s))"
+    first = int(np.flatnonzero(differs)[0])
+    return (f"the device result differs from the host reference at {int(differs.sum())} of {device.size} "
+            f"{device.dtype} item(s), first at item {first} (device {device[first]!s}, host {host[first]!s})")
+
+
+def float64_reference(primitive: str, fn, *args, **options) -> np.ndarray:
+    """Run a host primitive with float16/32 and complex64 parameters and results widened to 64 bits.
+
+    Parameters
+    ----------
+    primitive : str
+        ``"map"``, ``"reduce"``, ``"scan"`` or ``"filter"``.
+    fn : function or Kernel
+        The operator (its declared types are widened too).
+    *args, **options
+        The primitive's other arguments, as for ``host_<primitive>``.
+    """
+    return RUNS[primitive](fn, *args, widen=True, **options)

@@ -1,0 +1,160 @@
+"""The primitives: one-shot functions and reusable ``make_*`` objects, on a GPU or the host.
+
+Every primitive means what the host backend computes (``gpulab.host``);
+device results are held to it. Device inputs are any object with
+``__cuda_array_interface__`` or DLPack; outputs are CuPy arrays.
+"""
+
+from __future__ import annotations
+
+from .. import host
+from ..iota import Iota
+from .dispatch import check_host_inputs, plan_for, resolve_device, verify
+from .filter import FilterPlan
+from .map import MapPlan
+from .reduce import ReducePlan
+from .scan import ScanPlan
+
+__all__ = ["map", "reduce", "scan", "filter", "make_map", "make_reduce", "make_scan", "make_filter"]
+
+
+def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **options):  # noqa: A001
+    """``[fn(*t) for t in zip(*xs)]``: 1 to 3 inputs of equal length (arrays or :func:`gpulab.iota`).
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        A pure function of one item of each input.
+    *xs : arrays
+        Device arrays for a GPU, NumPy arrays for the host.
+    out : array, optional
+        Where to write (allocated when ``None``).
+    device : str, optional
+        ``"cuda:N"`` or ``"host"``; the current device by default.
+    stream : optional
+        A ``__cuda_stream__`` object or CuPy stream (default: CuPy's current stream).
+    verify : bool
+        Also run the host reference and compare.
+    **options
+        Build options: ``lto``, ``fma``.
+    """
+    target = resolve_device(device)
+    if not target.is_gpu:
+        check_host_inputs(xs)
+        return host.host_map(fn, *xs, out=out)
+    plan = plan_for(MapPlan, fn, xs, target, iota=tuple(isinstance(x, Iota) for x in xs), **options)
+    result = plan(*xs, out=out, stream=stream)
+    if verify:
+        _verify_with_host(result, host.host_map(fn, *_host_copies(xs)), result.dtype)
+    return result
+
+
+def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool = False, **options):
+    """``functools.reduce(fn, xs, initial)``, left to right; a 0-d array.
+
+    ``fn`` need only be associative: the device keeps the items' order. Float
+    results may differ from the host's in rounding (the order of a tree); integer
+    ones are identical.
+    """
+    target = resolve_device(device)
+    if not target.is_gpu:
+        check_host_inputs([xs])
+        return host.host_reduce(fn, xs, initial)
+    plan = plan_for(ReducePlan, fn, [xs, xs], target, **options)
+    result = plan(xs, initial, out=out, stream=stream)
+    if verify:
+        _verify_with_host(result, host.host_reduce(fn, *_host_copies([xs]), initial), result.dtype)
+    return result
+
+
+def scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, device=None, stream=None,
+         verify: bool = False, **options):
+    """Prefix folds: item i folds ``initial`` and ``xs[0..i]`` (``exclusive``: through ``xs[i-1]``)."""
+    target = resolve_device(device)
+    if not target.is_gpu:
+        check_host_inputs([xs])
+        return host.host_scan(fn, xs, initial, exclusive=exclusive)
+    plan = plan_for(ScanPlan, fn, [xs, xs], target, exclusive=bool(exclusive), **options)
+    result = plan(xs, initial, out=out, stream=stream)
+    if verify:
+        _verify_with_host(result, host.host_scan(fn, *_host_copies([xs]), initial, exclusive=exclusive),
+                          result.dtype)
+    return result
+
+
+def filter(fn, xs, *, device=None, stream=None, verify: bool = False, **options):  # noqa: A001
+    """``[x for x in xs if fn(x)]``, order kept. On a device this waits for the count."""
+    target = resolve_device(device)
+    if not target.is_gpu:
+        check_host_inputs([xs])
+        return host.host_filter(fn, xs)
+    plan = plan_for(FilterPlan, fn, [xs], target, **options)
+    out, kept = plan(xs, stream=stream)
+    result = out[: int(kept.get(stream=_cupy_stream(stream)))]
+    if verify:
+        _verify_with_host(result, host.host_filter(fn, *_host_copies([xs])), result.dtype)
+    return result
+
+
+def make_map(fn, *examples, device=None, **options) -> MapPlan:
+    """A reusable map for inputs like ``examples`` (arrays, dtypes or iota): build once, call many times."""
+    return MapPlan(*_kernel_and_types(fn, examples), _gpu(device),
+                   iota=tuple(isinstance(x, Iota) for x in examples), **options)
+
+
+def make_reduce(fn, example, *, device=None, **options) -> ReducePlan:
+    """A reusable reduce for inputs like ``example``; ``temp_storage_bytes(n)`` then ``plan(xs, initial)``."""
+    return ReducePlan(*_kernel_and_types(fn, [example, example]), _gpu(device), **options)
+
+
+def make_scan(fn, example, *, exclusive: bool = False, device=None, **options) -> ScanPlan:
+    """A reusable scan for inputs like ``example``."""
+    return ScanPlan(*_kernel_and_types(fn, [example, example]), _gpu(device), exclusive=exclusive, **options)
+
+
+def make_filter(fn, example, *, device=None, **options) -> FilterPlan:
+    """A reusable filter for inputs like ``example``; a call returns ``(out, kept)``, both on the device."""
+    return FilterPlan(*_kernel_and_types(fn, [example]), _gpu(device), **options)
+
+
+def _gpu(device):
+    from ..errors import DeviceError
+
+    target = resolve_device(device)
+    if not target.is_gpu:
+        raise DeviceError("make_* objects run on a GPU; on the host call gpulab.map/reduce/scan/filter "
+                          "with device='host'")
+    return target
+
+
+def _kernel_and_types(fn, examples):
+    import numpy as np
+
+    from ..kernel import as_kernel
+    from .dispatch import element_types
+
+    kernel = as_kernel(fn)
+    arrays = [x if isinstance(x, Iota) or hasattr(x, "dtype") else np.empty(0, dtype=x) for x in examples]
+    return kernel, element_types(kernel, arrays)
+
+
+def _host_copies(xs):
+    from ..runtime.arrays import to_host
+
+    return [x if isinstance(x, Iota) else to_host(x) for x in xs]
+
+
+def _verify_with_host(result, host_result, dtype):
+    from ..types import element_type
+
+    verify(result, host_result, element_type(dtype))
+
+
+def _cupy_stream(stream):
+    import cupy
+
+    from ..runtime.streams import stream_handle
+
+    if stream is None or hasattr(stream, "ptr"):
+        return stream
+    return cupy.cuda.ExternalStream(stream_handle(stream))

@@ -1,0 +1,62 @@
+"""Tile status storage for the single-pass (decoupled look-back) kernels.
+
+Layout of the temporary storage: the tile counter, then per tile a status
+word, an aggregate and an inclusive prefix. Status words carry the launch's
+epoch, so the storage is zeroed once, when allocated, never between launches.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..runtime.arrays import device_array
+
+
+def _align(n: int) -> int:
+    return -(-n // 16) * 16
+
+
+def status_bytes(tiles: int, value_size: int) -> int:
+    """Bytes of tile status for ``tiles`` tiles of values of ``value_size`` bytes."""
+    return 16 + _align(4 * tiles) + 2 * _align(value_size * tiles)
+
+
+class StatusStorage:
+    """Zeroed status buffers (one per stream) and each buffer's launch epoch."""
+
+    def __init__(self):
+        self._buffers: dict[int, object] = {}
+        self._epochs: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def acquire(self, temp_storage, nbytes: int, stream: int) -> tuple[int, int]:
+        """Return ``(address, epoch)`` for a launch needing ``nbytes`` on ``stream``.
+
+        ``temp_storage``, when given, must have been zero-filled before its first use.
+        """
+        import cupy
+
+        with self._lock:
+            if temp_storage is None:
+                buffer = self._buffers.get(stream)
+                if buffer is None or buffer.nbytes < nbytes:
+                    buffer = cupy.zeros(max(nbytes, 2 * (buffer.nbytes if buffer is not None else 0)), np.uint8)
+                    self._buffers[stream] = buffer
+                    self._epochs.pop(buffer.data.ptr, None)
+                temp_storage = buffer
+            view = device_array(temp_storage, name="temp_storage")
+            if view.size * view.dtype.itemsize < nbytes:
+                raise ValueError(f"temp_storage has {view.size * view.dtype.itemsize} bytes; this run needs {nbytes}")
+            epoch = self._epochs.get(view.pointer, 0) % (2**30 - 1) + 1
+            self._epochs[view.pointer] = epoch
+            return view.pointer, epoch
+
+
+def status_value(address: int, tiles: int, value_size: int) -> tuple[int, int, int, int]:
+    """The ``TileStatus`` fields (flags, aggregate, inclusive, next_tile) inside the storage at ``address``."""
+    flags = address + 16
+    aggregate = flags + _align(4 * tiles)
+    inclusive = aggregate + _align(value_size * tiles)
+    return (flags, aggregate, inclusive, address)

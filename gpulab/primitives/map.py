@@ -1,0 +1,67 @@
+"""Map on a device: ``out[i] = fn(x0[i], x1[i], ...)``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..iota import Iota
+from ..runtime.arrays import device_array
+from ..runtime.module import launch
+from ..runtime.streams import stream_handle
+from . import params
+from .plan import DevicePlan, index_bits_for
+
+
+class MapPlan(DevicePlan):
+    """Reusable device map (see :func:`gpulab.make_map`)."""
+
+    def __init__(self, kernel, types, device, *, iota=(), **options):
+        super().__init__("map", kernel, types, device, iota=tuple(iota), **options)
+        self.iota = tuple(iota) or (False,) * len(types)
+
+    def kernel_fields(self, build, index_bits, uniforms):
+        inputs = [(f"in{i}", params.IOTA_STRUCT if is_iota else params.array_struct(index_bits))
+                  for i, is_iota in enumerate(self.iota)]
+        return {"gpulab_map": [*inputs, ("out", params.array_struct(index_bits)),
+                               ("n", params.index_dtype(index_bits)), ("u", uniforms)]}
+
+    def result_dtype(self) -> np.dtype:
+        """The output's element type (builds the 32-bit variant if needed)."""
+        return self.prepared(32, self.uniform_values()).build.result.dtype
+
+    def __call__(self, *xs, out=None, stream=None):
+        """Run on ``xs`` (device arrays or :class:`Iota`), writing ``out`` (allocated if ``None``)."""
+        import cupy
+
+        n = _common_size(xs)
+        arrays = [None if isinstance(x, Iota) else device_array(x, name=f"input {i}") for i, x in enumerate(xs)]
+        uniform_values = self.uniform_values()
+        if out is None:
+            out = cupy.empty(n, dtype=self.result_dtype())
+        destination = device_array(out, name="output")
+        if destination.size != n:
+            raise ValueError(f"out has {destination.size} items; the inputs have {n}")
+        present = [a for a in arrays if a is not None]
+        prepared = self.prepared(index_bits_for(n, [*present, destination]), uniform_values)
+        if n == 0:
+            return out
+        pack = prepared.pack("gpulab_map")
+        values = pack.values
+        for i, (x, array) in enumerate(zip(xs, arrays)):
+            values[f"in{i}"] = (x.start,) if array is None else params.array_value(array)
+        values["out"] = params.array_value(destination)
+        values["n"] = n
+        values["u"] = params.uniforms_value(uniform_values, prepared.uniforms)
+        tile = prepared.build.geometry.tile
+        launch(prepared.module.functions["gpulab_map"], -(-n // tile), prepared.build.geometry.block_threads,
+               stream_handle(stream), pack)
+        return out
+
+
+def _common_size(xs) -> int:
+    sizes = [len(x) if isinstance(x, Iota) else int(np.prod(x.shape, dtype=np.int64)) for x in xs]
+    if len(set(sizes)) > 1:
+        from ..errors import LengthMismatchError
+
+        raise LengthMismatchError(f"map inputs must have equal lengths; got {sizes}")
+    return sizes[0]

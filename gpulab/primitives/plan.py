@@ -1,0 +1,111 @@
+"""DevicePlan: one primitive for one function, element types and device.
+
+It owns everything that does not change between calls: the builds (one per
+index width and uniform types), the modules loaded on the device and the
+packed kernel parameters. A call only writes pointers and sizes and launches.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compiler.build import build_for, make_spec
+from ..kernel import Kernel, uniform_type
+from ..runtime.arrays import DeviceArray
+from ..runtime.devices import Device
+from ..runtime.module import ArgumentPack, LoadedModule, load
+from . import params
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass
+class Prepared:
+    """A build loaded on the plan's device, with one argument pack per kernel and thread."""
+
+    build: object
+    module: LoadedModule
+    uniforms: np.dtype
+    fields: dict
+    local: threading.local
+
+    def pack(self, kernel: str) -> ArgumentPack:
+        """This thread's :class:`ArgumentPack` for ``kernel``."""
+        pack = getattr(self.local, kernel, None)
+        if pack is None:
+            pack = ArgumentPack(self.fields[kernel])
+            setattr(self.local, kernel, pack)
+        return pack
+
+
+class DevicePlan:
+    """Build-once state of a device primitive (see the module docstring).
+
+    Parameters
+    ----------
+    primitive : str
+        ``map``, ``reduce``, ``scan`` or ``filter``.
+    kernel : Kernel
+        The checked function.
+    types : tuple of ElementType
+        Element types of its parameters.
+    device : Device
+        Where it runs.
+    **options
+        Build options (``iota``, ``exclusive``, ``lto``, ``fma``).
+    """
+
+    def __init__(self, primitive: str, kernel: Kernel, types, device: Device, **options):
+        self.primitive = primitive
+        self.kernel = kernel
+        self.types = tuple(types)
+        self.device = device
+        self.options = options
+        self._prepared: dict[tuple, Prepared] = {}
+        self._lock = threading.Lock()
+
+    def uniform_values(self) -> tuple:
+        """The uniforms' current values."""
+        return self.kernel.uniform_values()
+
+    def prepared(self, index_bits: int, uniform_values: tuple) -> Prepared:
+        """The build for this index width and these uniforms' types, loaded (built on first use)."""
+        key = (index_bits, tuple(type(v) if not isinstance(v, np.generic) else v.dtype for v in uniform_values))
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            with self._lock:
+                prepared = self._prepared.get(key) or self._prepare(index_bits)
+                self._prepared[key] = prepared
+        return prepared
+
+    def _prepare(self, index_bits: int) -> Prepared:
+        types = None if self.kernel.declared else self.types  # declared types keep a declared result
+        spec = make_spec(self.primitive, self.kernel, types=types, target=self.device.compute_capability,
+                         index_bits=index_bits, **self.options)
+        build = build_for(spec)
+        uniforms = params.uniforms_struct(build.uniforms)
+        fields = self.kernel_fields(build, index_bits, uniforms)
+        return Prepared(build, load(build, self.device), uniforms, fields, threading.local())
+
+    def kernel_fields(self, build, index_bits: int, uniforms: np.dtype) -> dict:
+        """Each kernel's parameters as ``[(name, dtype), ...]``; primitives override it."""
+        raise NotImplementedError
+
+    def temp_storage_bytes(self, n: int) -> int:
+        """Bytes of temporary device storage a run over ``n`` items needs (0 for map)."""
+        return 0
+
+
+def index_bits_for(n: int, arrays: list[DeviceArray]) -> int:
+    """32 when every size and offset fits in a signed 32-bit integer, else 64."""
+    largest = max([n, *(a.layout.max_offset(a.size) + 1 for a in arrays)])
+    largest = max(largest, *(abs(a.layout.outer_stride) for a in arrays)) if arrays else largest
+    return 32 if largest <= INT32_MAX else 64
+
+
+def uniform_types_of(values) -> tuple:
+    """Element types of uniform values."""
+    return tuple(uniform_type(v) for v in values)

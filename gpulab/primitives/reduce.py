@@ -1,0 +1,80 @@
+"""Reduce on a device: ``functools.reduce(fn, xs, initial)``, in two passes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..runtime.arrays import device_array
+from ..runtime.module import launch
+from ..runtime.streams import stream_handle
+from . import params
+from .plan import DevicePlan, index_bits_for
+
+SINGLE_PASS_TILES = 4  # inputs of at most this many tiles are folded by one block, in one launch
+
+
+class ReducePlan(DevicePlan):
+    """Reusable device reduce (see :func:`gpulab.make_reduce`)."""
+
+    def __init__(self, kernel, types, device, **options):
+        super().__init__("reduce", kernel, types, device, **options)
+        self.element = self.types[0]
+
+    def kernel_fields(self, build, index_bits, uniforms):
+        index, value = params.index_dtype(index_bits), self.element.dtype
+        array = params.array_struct(index_bits)
+        return {
+            "gpulab_reduce_partials": [("in", array), ("n", index), ("partials", params.POINTER), ("u", uniforms)],
+            "gpulab_reduce_final": [("partials", params.POINTER), ("count", index), ("out", params.POINTER),
+                                    ("initial", value), ("u", uniforms)],
+            "gpulab_reduce_single": [("in", array), ("n", index), ("out", params.POINTER),
+                                     ("initial", value), ("u", uniforms)],
+        }
+
+    def partial_count(self, n: int, prepared) -> int:
+        """How many blocks pass 1 uses (0 when one block does it all)."""
+        tiles = -(-n // prepared.build.geometry.tile)
+        if tiles <= SINGLE_PASS_TILES:
+            return 0
+        resident = prepared.module.occupancy("gpulab_reduce_partials", prepared.build.geometry.block_threads)
+        return min(tiles, resident * self.device.multiprocessors)
+
+    def temp_storage_bytes(self, n: int) -> int:
+        """Bytes for the per-block partial results."""
+        prepared = self.prepared(32 if n <= 2**31 - 1 else 64, self.uniform_values())
+        return self.partial_count(n, prepared) * self.element.itemsize
+
+    def __call__(self, xs, initial, *, out=None, temp_storage=None, stream=None):
+        """Fold ``xs`` into ``out`` (a 0-d device array, allocated if ``None``)."""
+        import cupy
+
+        array = device_array(xs, name="input")
+        n = array.size
+        initial_value = np.asarray(initial, dtype=self.element.dtype)
+        uniform_values = self.uniform_values()
+        prepared = self.prepared(index_bits_for(n, [array]), uniform_values)
+        if out is None:
+            out = cupy.empty((), dtype=self.element.dtype)
+        out_pointer = device_array(out, name="output").pointer
+        handle = stream_handle(stream)
+        geometry, functions = prepared.build.geometry, prepared.module.functions
+        uniforms = params.uniforms_value(uniform_values, prepared.uniforms)
+        blocks = self.partial_count(n, prepared)
+        if blocks == 0:
+            pack = prepared.pack("gpulab_reduce_single")
+            pack.values["in"], pack.values["n"] = params.array_value(array), n
+            pack.values["out"], pack.values["initial"], pack.values["u"] = out_pointer, initial_value, uniforms
+            launch(functions["gpulab_reduce_single"], 1, geometry.block_threads, handle, pack)
+            return out
+        if temp_storage is None:
+            temp_storage = cupy.empty(blocks * self.element.itemsize, dtype=np.uint8)
+        partials = device_array(temp_storage, name="temp_storage").pointer
+        first = prepared.pack("gpulab_reduce_partials")
+        first.values["in"], first.values["n"] = params.array_value(array), n
+        first.values["partials"], first.values["u"] = partials, uniforms
+        launch(functions["gpulab_reduce_partials"], blocks, geometry.block_threads, handle, first)
+        second = prepared.pack("gpulab_reduce_final")
+        second.values["partials"], second.values["count"] = partials, blocks
+        second.values["out"], second.values["initial"], second.values["u"] = out_pointer, initial_value, uniforms
+        launch(functions["gpulab_reduce_final"], 1, geometry.block_threads, handle, second)
+        return out

@@ -1,0 +1,69 @@
+"""Scan on a device: inclusive or exclusive prefix folds, one pass with decoupled look-back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import KernelTypeError
+from ..runtime.arrays import device_array
+from ..runtime.module import launch
+from ..runtime.streams import stream_handle
+from . import params
+from .lookback import StatusStorage, status_bytes, status_value
+from .plan import DevicePlan, index_bits_for
+
+
+class ScanPlan(DevicePlan):
+    """Reusable device scan (see :func:`gpulab.make_scan`)."""
+
+    def __init__(self, kernel, types, device, *, exclusive=False, **options):
+        super().__init__("scan", kernel, types, device, exclusive=exclusive, **options)
+        self.element = self.types[0]
+        self.exclusive = exclusive
+        self._status = StatusStorage()
+
+    def kernel_fields(self, build, index_bits, uniforms):
+        array = params.array_struct(index_bits)
+        return {"gpulab_scan": [("in", array), ("n", params.index_dtype(index_bits)), ("out", array),
+                                ("status", params.TILE_STATUS), ("epoch", np.uint32),
+                                ("initial", self.element.dtype), ("has_initial", np.bool_), ("u", uniforms)]}
+
+    def _tiles(self, n: int, prepared) -> int:
+        return -(-n // prepared.build.geometry.scan_tile)
+
+    def temp_storage_bytes(self, n: int) -> int:
+        """Bytes of tile status for ``n`` items (zero-fill them before first use)."""
+        prepared = self.prepared(32 if n <= 2**31 - 1 else 64, self.uniform_values())
+        return status_bytes(self._tiles(n, prepared), self.element.itemsize)
+
+    def __call__(self, xs, initial=None, *, out=None, temp_storage=None, stream=None):
+        """Scan ``xs`` into ``out`` (allocated like ``xs`` if ``None``)."""
+        import cupy
+
+        if self.exclusive and initial is None:
+            raise KernelTypeError("an exclusive scan needs initial= (item 0 of the result is the initial value)")
+        array = device_array(xs, name="input")
+        n = array.size
+        if out is None:
+            out = cupy.empty(n, dtype=self.element.dtype)
+        destination = device_array(out, name="output")
+        if destination.size != n:
+            raise ValueError(f"out has {destination.size} items; the input has {n}")
+        uniform_values = self.uniform_values()
+        prepared = self.prepared(index_bits_for(n, [array, destination]), uniform_values)
+        if n == 0:
+            return out
+        tiles = self._tiles(n, prepared)
+        handle = stream_handle(stream)
+        address, epoch = self._status.acquire(temp_storage, status_bytes(tiles, self.element.itemsize), handle)
+        pack = prepared.pack("gpulab_scan")
+        values = pack.values
+        values["in"], values["n"], values["out"] = params.array_value(array), n, params.array_value(destination)
+        values["status"] = status_value(address, tiles, self.element.itemsize)
+        values["epoch"] = epoch
+        values["initial"] = np.asarray(initial if initial is not None else np.zeros((), self.element.dtype),
+                                       dtype=self.element.dtype)
+        values["has_initial"] = initial is not None
+        values["u"] = params.uniforms_value(uniform_values, prepared.uniforms)
+        launch(prepared.module.functions["gpulab_scan"], tiles, prepared.build.geometry.block_threads, handle, pack)
+        return out

@@ -1,0 +1,168 @@
+"""Arrays on a device: any ``__cuda_array_interface__`` or DLPack object, seen as pointer + layout.
+
+N-d and strided inputs are never copied: their dimensions are coalesced
+into at most two affine loops (``Layout``), which the kernels index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import HostArrayError
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Item i of a flattened (C-order) array lives at ``(i // inner_size) * outer_stride + (i % inner_size) * inner_stride`` elements."""
+
+    inner_size: int
+    inner_stride: int
+    outer_stride: int
+
+    @property
+    def contiguous(self) -> bool:
+        """Whether items are consecutive in memory."""
+        return self.inner_stride == 1 and self.inner_size == self.outer_stride
+
+    def max_offset(self, size: int) -> int:
+        """The largest element offset the items reach (for choosing 32- or 64-bit indices)."""
+        if size == 0:
+            return 0
+        rows = (size - 1) // max(self.inner_size, 1)
+        return rows * abs(self.outer_stride) + (min(size, self.inner_size) - 1) * abs(self.inner_stride)
+
+
+@dataclass(frozen=True)
+class DeviceArray:
+    """A device array as the kernels see it.
+
+    Attributes
+    ----------
+    pointer : int
+        Address of item 0.
+    dtype : numpy.dtype
+        Element type.
+    shape : tuple of int
+        Logical shape (items are taken in C order).
+    layout : Layout
+        Where each item lives.
+    owner : object
+        The array this view came from (kept alive while in use).
+    """
+
+    pointer: int
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    layout: Layout
+    owner: object
+
+    @property
+    def size(self) -> int:
+        """Number of items."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+def is_device_array(x) -> bool:
+    """Whether ``x`` exposes device memory (CUDA array interface or a DLPack device other than CPU)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    if hasattr(x, "__dlpack_device__"):
+        return x.__dlpack_device__()[0] != 1  # 1 is kDLCPU
+    return False
+
+
+def device_array(x, *, name: str = "input") -> DeviceArray:
+    """Return the :class:`DeviceArray` view of ``x``.
+
+    Raises
+    ------
+    HostArrayError
+        When ``x`` lives in host memory: the message says how to move it.
+    """
+    if not is_device_array(x):
+        raise HostArrayError(
+            f"the {name} is a host array ({type(x).__name__}); device primitives never copy silently. "
+            f"Move it with gpulab.to_device(x), or run on the host with device='host'"
+        )
+    if not hasattr(x, "__cuda_array_interface__"):
+        import cupy
+
+        x = cupy.from_dlpack(x)
+    interface = x.__cuda_array_interface__
+    dtype = _dtype_of(interface)
+    shape = tuple(interface["shape"])
+    strides = interface.get("strides")
+    if strides is None:
+        strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1] * dtype.itemsize) if shape else ()
+    if any(s % dtype.itemsize for s in strides):
+        raise HostArrayError(f"the {name} has strides {strides} that are not whole {dtype} items; copy it first")
+    layout = coalesce(shape, tuple(s // dtype.itemsize for s in strides))
+    return DeviceArray(interface["data"][0], dtype, shape, layout, x)
+
+
+def _dtype_of(interface) -> np.dtype:
+    descr = interface.get("descr")
+    if descr and len(descr) > 1 or (descr and descr[0][0]):
+        return np.dtype([tuple(field) for field in descr])
+    return np.dtype(interface["typestr"])
+
+
+def coalesce(shape: tuple[int, ...], strides: tuple[int, ...]) -> Layout:
+    """Merge dimensions into at most two affine loops (strides in elements).
+
+    Raises
+    ------
+    HostArrayError
+        When more than two loops remain (copy it with ``cupy.ascontiguousarray``).
+    """
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    merged: list[list[int]] = []
+    for size, stride in dims:
+        if merged and merged[-1][1] == size * stride:
+            merged[-1] = [merged[-1][0] * size, stride]
+        else:
+            merged.append([size, stride])
+    if not merged:
+        return Layout(1, 1, 1)
+    if len(merged) == 1:
+        size, stride = merged[0]
+        return Layout(size, stride, size * stride)
+    if len(merged) == 2:
+        (_, outer_stride), (inner_size, inner_stride) = merged
+        return Layout(inner_size, inner_stride, outer_stride)
+    raise HostArrayError(
+        f"an array of shape {shape} and strides {strides} (in items) needs {len(merged)} loops; gpulab "
+        "indexes at most two without a copy. Make it contiguous first: cupy.ascontiguousarray(x)"
+    )
+
+
+def to_device(x, device=None):
+    """Copy a host array to a device (a CuPy array).
+
+    Parameters
+    ----------
+    x : array_like
+        NumPy array or anything ``numpy.asarray`` accepts.
+    device : str, optional
+        ``"cuda:N"``; the current device by default.
+    """
+    import cupy
+
+    from .devices import device as find_device
+
+    target = find_device(device)
+    if not target.is_gpu:
+        raise HostArrayError(f"{target.name} is not a GPU; there is nothing to copy to")
+    with cupy.cuda.Device(target.ordinal):
+        return cupy.asarray(np.asarray(x))
+
+
+def to_host(x) -> np.ndarray:
+    """Copy a device array (or anything array-like) to a NumPy array."""
+    if is_device_array(x):
+        import cupy
+
+        return cupy.asnumpy(x if hasattr(x, "__cuda_array_interface__") else cupy.from_dlpack(x))
+    return np.asarray(x)

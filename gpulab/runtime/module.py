@@ -1,0 +1,111 @@
+"""Loaded modules: a build's cubin loaded on one device, and fast launches of its kernels."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DeviceError
+from .devices import Device
+
+_LOCK = threading.Lock()
+_MODULES: dict[tuple[str, int], LoadedModule] = {}
+
+
+def _check(result):
+    from cuda.bindings import driver
+
+    status, *values = result
+    if status != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(status)
+        raise DeviceError(f"CUDA driver call failed: {name.decode() if name else status}")
+    return values[0] if len(values) == 1 else values
+
+
+def activate(device: Device) -> None:
+    """Make ``device``'s primary context current on this thread (the one CuPy uses)."""
+    import cupy
+
+    cupy.cuda.Device(device.ordinal).use()
+    cupy.cuda.runtime.free(0)  # makes the primary context current through the runtime
+
+
+@dataclass
+class LoadedModule:
+    """A cubin loaded on one device, with a handle for each kernel."""
+
+    handle: object
+    functions: dict[str, object]
+    device: Device
+
+    def occupancy(self, kernel: str, block_threads: int) -> int:
+        """How many blocks of ``kernel`` fit on one SM at once."""
+        from cuda.bindings import driver
+
+        return _check(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(self.functions[kernel], block_threads, 0))
+
+
+def load(build, device: Device) -> LoadedModule:
+    """Return ``build``'s module loaded on ``device`` (loaded once per device)."""
+    key = (build.key, device.ordinal)
+    module = _MODULES.get(key)
+    if module is not None:
+        return module
+    with _LOCK:
+        if key not in _MODULES:
+            from cuda.bindings import driver
+
+            if build.target.cc != device.compute_capability:
+                raise DeviceError(
+                    f"this build is for {build.target}, but {device.name} is compute capability "
+                    f"{'.'.join(map(str, device.compute_capability))}; compile with target=None for it")
+            activate(device)
+            handle = _check(driver.cuModuleLoadData(build.cubin))
+            functions = {name: _check(driver.cuModuleGetFunction(handle, name.encode())) for name in build.kernels}
+            _MODULES[key] = LoadedModule(handle, functions, device)
+    return _MODULES[key]
+
+
+def _aligned_offsets(dtypes: list[np.dtype]) -> tuple[list[int], int]:
+    offsets, position = [], 0
+    for dtype in dtypes:
+        position = -(-position // 16) * 16
+        offsets.append(position)
+        position += dtype.itemsize
+    return offsets, max(position, 1)
+
+
+class ArgumentPack:
+    """Kernel parameters packed once into one buffer, with the pointer array the driver reads.
+
+    A launch writes only what changed (pointers, sizes) into the fields and
+    passes the same pointer array: no per-call conversion of arguments.
+
+    Parameters
+    ----------
+    fields : list of (str, numpy.dtype)
+        Parameter names and C layouts, in the kernel's order.
+    """
+
+    def __init__(self, fields: list[tuple[str, np.dtype]]):
+        names = [name for name, _ in fields]
+        dtypes = [np.dtype(dtype) for _, dtype in fields]
+        offsets, size = _aligned_offsets(dtypes)
+        self._buffer = np.zeros(size + 16, dtype=np.uint8)
+        base = self._buffer.ctypes.data
+        shift = (-base) % 16
+        layout = np.dtype({"names": names, "formats": dtypes, "offsets": offsets, "itemsize": size})
+        self.values = self._buffer[shift:shift + size].view(layout)[0]
+        self._pointers = np.array([base + shift + offset for offset in offsets], dtype=np.uint64)
+        self.address = self._pointers.ctypes.data
+
+
+def launch(function, grid: int, block: int, stream: int, pack: ArgumentPack, shared_bytes: int = 0) -> None:
+    """Launch ``function`` on ``stream`` with the parameters in ``pack``."""
+    from cuda.bindings import driver
+
+    (status,) = driver.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, pack.address, 0)
+    if status != driver.CUresult.CUDA_SUCCESS:
+        _check((status,))

@@ -1,0 +1,191 @@
+"""The notebook layer in a real IPython shell: %load_ext gpulab, %%gpukernel, %gpulab, widgets."""
+
+import re
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+import gpulab
+from gpulab import magics
+from gpulab.display.view import MIME_TYPE
+from gpulab.display.widgets import WIDGETS_NOTE, DevicePicker, LabPanel, aot_targets
+from gpulab.runtime.devices import current, devices, use
+
+HAS_GPU = any(d.is_gpu for d in devices())
+
+ADD_CELL = """%%gpukernel reduce --target sm_90{options}
+def add(a: f32, b: f32) -> f32:
+    return a + b
+"""
+
+
+def add_f32(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
+    return a + b
+
+
+@pytest.fixture(scope="module")
+def shell():
+    shell = InteractiveShell.instance()
+    for line in ("%load_ext gpulab", "from gpulab import f32, i32"):
+        assert shell.run_cell(line, store_history=False).success
+    yield shell
+    use("host" if not HAS_GPU else "cuda:0")
+
+
+@pytest.fixture(autouse=True)
+def session_defaults():
+    """Every test starts from, and leaves, the built-in %%gpukernel defaults."""
+    magics.defaults.__init__()
+    yield magics.defaults
+    magics.defaults.__init__()
+
+
+def run(shell, cell):
+    """Run ``cell``; return what it displayed, printed and wrote to stderr."""
+    with capture_output() as captured:
+        shell.run_cell(cell, store_history=False)
+    return captured
+
+
+def bundles(captured) -> list[dict]:
+    return [output.data for output in captured.outputs if MIME_TYPE in output.data]
+
+
+def texts(captured) -> str:
+    return "\n".join(output.data.get("text/plain", "") for output in captured.outputs)
+
+
+def test_gpukernel_defines_the_function_and_shows_the_build(shell):
+    captured = run(shell, ADD_CELL.format(options=""))
+    assert shell.user_ns["add"](1.0, 2.0) == 3.0
+    (data,) = bundles(captured)
+    assert set(data) == {MIME_TYPE, "text/html", "text/plain"}
+    panes = {pane["id"]: pane for pane in data[MIME_TYPE]["panes"]}
+    assert panes["python"]["first_line"] == 2  # the def is line 2 of the cell
+    assert "__global__" in panes["cuda"]["text"] and ".entry" in panes["ptx"]["text"]
+    assert re.search(r"\b(FADD|FFMA|LDG\.E|STG\.E|EXIT)\b", panes["sass"]["text"])
+    assert data[MIME_TYPE]["target"] == "sm_90" and data[MIME_TYPE]["compare"] is None
+    for needle in ("__global__", ".entry", "EXIT"):
+        assert needle in data["text/html"]
+
+
+def test_cell_text_is_escaped_in_html(shell):
+    captured = run(shell, """%%gpukernel map --target sm_90 --show python,cuda
+def tagged(x: f32) -> f32:
+    # </pre><script>alert("gpulab")</script>
+    return x * 2.0
+""")
+    (data,) = bundles(captured)
+    assert [pane["id"] for pane in data[MIME_TYPE]["panes"]] == ["python", "cuda"]
+    assert "<script>alert" not in data["text/html"]
+    assert "&lt;script&gt;alert" in data["text/html"]
+
+
+def test_compare_shows_the_call_only_in_the_ptx_linked_build(shell):
+    captured = run(shell, ADD_CELL.format(options=" --compare"))
+    (data,) = bundles(captured)
+    lto, ptx = data[MIME_TYPE], data[MIME_TYPE]["compare"]
+    assert lto["lto"] and lto["stats"]["operator_calls"] == 0
+    assert not ptx["lto"] and ptx["stats"]["operator_calls"] > 0
+    sass = {bundle["lto"]: next(p["text"] for p in bundle["panes"] if p["id"] == "sass") for bundle in (lto, ptx)}
+    assert "CALL" in sass[False]
+    table = texts(captured)
+    calls = re.search(r"operator CALLs\s+(\d+)\s+(\d+)", table)
+    assert calls and calls.group(1) == "0" and int(calls.group(2)) > 0
+    assert "SASS instructions" in table and "registers gpulab_reduce_partials" in table
+
+
+@pytest.mark.parametrize(("body", "line", "text"), [
+    ("def broken(a: f32, b: f32) -> f32:\n    total = a + b\n\n    return total.nope\n", 5, "return total.nope"),
+    ("def noisy(a: f32, b: f32) -> f32:\n    print(a)\n    return a\n", 3, "print(a)"),
+])
+def test_errors_name_the_cell_line_without_a_traceback(shell, body, line, text):
+    captured = run(shell, "%%gpukernel reduce --target sm_90\n" + body)
+    assert not bundles(captured)
+    assert f"at cell line {line}:" in captured.stderr
+    assert text in captured.stderr
+    assert "Traceback" not in captured.stdout + captured.stderr
+
+
+def test_unknown_options_are_usage_errors(shell):
+    captured = run(shell, "%%gpukernel reduce --show python,llvm\ndef never_run(a: f32, b: f32) -> f32:\n    return a\n")
+    assert "UsageError" in captured.stderr and "--show" in captured.stderr
+    assert "never_run" not in shell.user_ns
+
+
+@pytest.mark.skipif(HAS_GPU, reason="the default target only applies without a GPU")
+def test_without_a_gpu_it_compiles_for_sm_90_and_says_so_once(shell, monkeypatch):
+    monkeypatch.setattr(magics, "_said_default_target", False)
+    cell = "%%gpukernel reduce\ndef add(a: f32, b: f32) -> f32:\n    return a + b\n"
+    first, second = run(shell, cell), run(shell, cell)
+    assert bundles(first)[0][MIME_TYPE]["target"] == "sm_90"
+    assert "compiling for sm_90" in texts(first)
+    assert "compiling for sm_90" not in texts(second)
+
+
+def test_session_defaults_apply_to_gpukernel(shell):
+    table = texts(run(shell, "%gpulab defaults --no-lto --show python,sass --target sm_80"))
+    assert "sm_80" in table and "False" in table
+    (data,) = bundles(run(shell, "%%gpukernel reduce\ndef add(a: f32, b: f32) -> f32:\n    return a + b\n"))
+    assert data[MIME_TYPE]["target"] == "sm_80" and not data[MIME_TYPE]["lto"]
+    assert [pane["id"] for pane in data[MIME_TYPE]["panes"]] == ["python", "sass"]
+    run(shell, "%gpulab defaults --reset")
+    assert magics.defaults == magics.SessionDefaults()
+
+
+def test_gpulab_devices_cache_and_help(shell):
+    listing = run(shell, "%gpulab devices")
+    assert "host" in texts(listing)
+    assert "<table" in listing.outputs[0].data["text/html"]
+    assert "directory" in texts(run(shell, "%gpulab cache"))
+    assert "cleared the build cache" in run(shell, "%gpulab cache clear").stdout
+    assert "%gpulab use cuda:0" in run(shell, "%gpulab help").stdout
+    assert "the current device is host" in run(shell, "%gpulab use host").stdout
+
+
+def test_run_checks_the_result_against_the_host(shell):
+    captured = run(shell, "%%gpukernel reduce --target sm_90 --device host --run 1e3\n"
+                          "def add_ints(a: i32, b: i32) -> i32:\n    return a + b\n")
+    table = texts(captured)
+    assert "reduce(add_ints) of 1,000 random int32 items" in table
+    assert re.search(r"check\s+exact", table), table + captured.stderr
+
+
+def test_bench_option_shows_a_table_and_a_plot(shell):
+    captured = run(shell, ADD_CELL.format(options=" --device host --bench 100,1000"))
+    assert "reduce(add) on float32" in texts(captured), captured.stderr
+    assert any("image/png" in output.data for output in captured.outputs)
+
+
+def test_device_picker_sets_the_device_and_the_target():
+    picker = DevicePicker()
+    assert "host" in picker.options[0][0]
+    for target in aot_targets():
+        picker.value = target
+        assert magics.defaults.target == target
+    picker.value = "host"
+    assert current() == "host" and magics.defaults.target is None
+    bundle = picker._repr_mimebundle_()
+    assert WIDGETS_NOTE in bundle["text/plain"] and "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_lab_panel_runs_the_benchmark_on_the_host():
+    panel = LabPanel(add_f32, exponents=(1, 2))
+    assert panel.primitive.value == "reduce" and panel.dtype.value == "float32" and panel.dtype.disabled
+    panel.use_device.value = False
+    with capture_output() as captured:
+        result = panel.run()
+    assert [(row["device"], row["size"]) for row in result.rows] == [("host", 10), ("host", 100)]
+    assert any("image/png" in output.data for output in captured.outputs)
+    assert WIDGETS_NOTE in panel._repr_mimebundle_()["text/plain"]
+
+
+@pytest.mark.gpu
+def test_compare_and_run_on_a_gpu(shell):
+    use("cuda:0")
+    captured = run(shell, "%%gpukernel reduce --compare --run 1e6\n"
+                          "def add_ints(a: i32, b: i32) -> i32:\n    return a + b\n")
+    table = texts(captured)
+    assert re.search(r"time \(n=1,000,000, cuda:0\)\s+\S+ \S+\s+\S+ \S+", table), table + captured.stderr
+    assert re.search(r"check\s+exact", table)
