@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gpulab  # noqa: E402
+import gpulab.runtime.module  # noqa: E402
 
 N = 2**28
 REPEATS = 20
@@ -218,8 +219,8 @@ def latencies() -> dict:
     from cuda.bindings import driver
 
     function = gpulab.runtime.module.load(reducer.prepared(32, ()).build, reducer.device).functions[
-        "gpulab_reduce_single"]
-    pack = reducer.prepared(32, ()).pack("gpulab_reduce_single")
+        "gpulab_reduce"]
+    pack = reducer.prepared(32, ()).pack("gpulab_reduce")
     stream = cupy.cuda.get_current_stream().ptr
     measure("bare cuLaunchKernel (cuda.bindings, pre-packed)",
             lambda: driver.cuLaunchKernel(function, 1, 1, 1, 256, 1, 1, 0, stream, pack.address, 0))

@@ -349,7 +349,7 @@ class BenchResult:
     def table(self) -> Table:
         """The rows as a :class:`Table`."""
         rows = [[row["device"], f"{row['size']:,}", format_seconds(row["seconds"]),
-                 f"{row['gb_per_s']:.3g}", row["repeats"]] for row in self.rows]
+                 _format_rate(row["gb_per_s"]), row["repeats"]] for row in self.rows]
         caption = f"{self.primitive}({self.name}) on {self.dtype}"
         for device, bandwidth in self.copy_gb_per_s.items():
             caption += f"; {device} copy {bandwidth:.0f} GB/s"
@@ -366,6 +366,10 @@ class BenchResult:
 
     def __repr__(self) -> str:
         return repr(self.table())
+
+
+def _format_rate(gb_per_s: float) -> str:
+    return f"{gb_per_s:,.0f}" if gb_per_s >= 100 else f"{gb_per_s:.3g}"
 
 
 def format_seconds(seconds: float) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
 import types as pytypes
 from dataclasses import dataclass
@@ -164,8 +165,23 @@ class Kernel:
             name: wrap_kernel(value) if isinstance(value, Kernel) else value
             for name, value in self.analysis.references.items()
         }
-        exec(compile(module, self.filename, "exec"), namespace)
+        exec(compile(module, self.compiled_filename, "exec"), namespace)
         return namespace[self._definition.name]
+
+    @property
+    def compiled_filename(self) -> str:
+        """The file name compiled code reports: the user's file, or for a lambda a synthetic one.
+
+        numba reads a function's source back to emit line info; a lambda's
+        line may be part of a statement it cannot parse, so its body is
+        registered under a name of its own, on the same line number.
+        """
+        if self._definition.name != LAMBDA_NAME:
+            return self.filename
+        name = f"<gpulab-lambda-{self.filename}:{self._definition.lineno}>"
+        text = "\n" * (self._definition.lineno - 1) + ast.unparse(self._definition) + "\n"
+        linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+        return name
 
     def _check_parameters(self):
         args = self._definition.args
@@ -205,16 +221,25 @@ def _parse(fn):
             "(a function made by exec() of a string has none unless its file name is in linecache)"
         ) from exc
     source = "".join(lines)
-    try:
-        tree = ast.parse(textwrap.dedent(source))
-    except SyntaxError:  # a lambda inside a larger expression: parse it alone
-        tree = ast.parse("(\n" + textwrap.dedent(source).strip().rstrip(",;:") + "\n)")
-        ast.increment_lineno(tree, -1)
+    tree = _parse_fragment(textwrap.dedent(source), fn)
     ast.increment_lineno(tree, first_line - 1)
     definition = tree.body[0]
     if not isinstance(definition, ast.FunctionDef):
         definition = _lambda_definition(fn, tree)
     return source, first_line, definition
+
+
+def _parse_fragment(text: str, fn) -> ast.Module:
+    """Parse a function's source lines; a lambda's lines may be part of a larger statement."""
+    candidates = (text, text.rstrip() + "\n    pass\n", "(\n" + text.strip().rstrip(",;:") + "\n)")
+    for shift, candidate in zip((0, 0, -1), candidates):
+        try:
+            tree = ast.parse(candidate)
+        except SyntaxError:
+            continue
+        ast.increment_lineno(tree, shift)
+        return tree
+    raise KernelTypeError(f"gpulab could not read the source of `{fn.__name__}`; define it with `def`")
 
 
 def _lambda_definition(fn, tree) -> ast.FunctionDef:

@@ -87,6 +87,8 @@ def _annotate_speedups(axes, result, colours) -> None:
         if not shared:
             continue
         last = shared[-1]
-        speedup = host[last["size"]] / last["seconds"]
-        axes.annotate(f"{speedup:,.3g}× host", (last["size"], last["seconds"]), xytext=(-6, -14),
-                      textcoords="offset points", ha="right", fontsize=9, color=colours[device])
+        size, fast, slow = last["size"], last["seconds"], host[last["size"]]
+        axes.annotate("", xy=(size, slow), xytext=(size, fast),
+                      arrowprops={"arrowstyle": "<->", "color": colours[device], "shrinkA": 4, "shrinkB": 4})
+        axes.annotate(f"{slow / fast:,.3g}× host", (size, (fast * slow) ** 0.5), xytext=(-6, 0),
+                      textcoords="offset points", ha="right", va="center", fontsize=9, color=colours[device])

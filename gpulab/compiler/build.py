@@ -33,7 +33,8 @@ class Build:
     ptx : str
         The whole kernel after linking (``.loc`` lines folded into ``line_map``).
     sass : str
-        ``nvdisasm`` of the cubin (line annotations folded into ``line_map``).
+        ``nvdisasm`` of the cubin (line annotations folded into ``line_map``);
+        disassembled on first use, since running a kernel does not need it.
     cubin : bytes
         What the driver loads.
     resources : dict of str to Resources
@@ -54,16 +55,45 @@ class Build:
     uniforms: tuple[tuple[str, ElementType], ...]
     python_source: str
     python_first_line: int
+    python_file: str
     source: str
     op_ptx: str
     ptx: str
-    sass: str
+    ptx_keys: dict[int, tuple[str, ...]]
     cubin: bytes
     resources: dict[str, Resources]
-    line_map: linemap.LineMap
     kernels: tuple[str, ...]
     geometry: codegen.Geometry
     timings: dict[str, float] = field(default_factory=dict)
+    disassembly: linemap.Disassembly | None = field(default=None, repr=False)
+
+    @property
+    def sass(self) -> str:
+        """The SASS, without nvdisasm's line annotations."""
+        return self.disassembled().text
+
+    @property
+    def line_map(self) -> linemap.LineMap:
+        """Python line <-> CUDA line <-> PTX lines <-> SASS offsets."""
+        found = self.disassembled()
+        return linemap.LineMap(self.ptx_keys, found.keys, found.offsets, self.python_first_line)
+
+    def sources(self) -> linemap.Sources:
+        """How this build's line info names its source files."""
+        return linemap.Sources(self.python_file, self.python_first_line, len(self.python_source.splitlines()))
+
+    def disassembled(self) -> linemap.Disassembly:
+        """The SASS and its line keys: from the cache, or nvdisasm on first use."""
+        if self.disassembly is None:
+            from .. import cache
+            from .serialize import decode_disassembly, encode_disassembly
+
+            start = time.perf_counter()
+            self.disassembly = cache.default_cache().get_or_build(
+                f"{self.key}-sass", lambda: linemap.map_sass(disasm.disassemble(self.cubin), self.sources()),
+                encode=encode_disassembly, decode=decode_disassembly)
+            self.timings.setdefault("disasm", time.perf_counter() - start)
+        return self.disassembly
 
     @property
     def sass_calls(self) -> int:
@@ -145,7 +175,7 @@ def _check_arity(primitive, kernel: Kernel, inputs, result):
 
 
 def run_pipeline(spec: BuildSpec) -> Build:
-    """Run frontend, codegen, NVRTC, link and disassembly for ``spec``."""
+    """Run frontend, codegen, NVRTC and link for ``spec`` (disassembly waits until it is asked for)."""
     timings: dict[str, float] = {}
     kernel, options = spec.kernel, spec.options
     with _stage(timings, "frontend"):
@@ -162,18 +192,16 @@ def run_pipeline(spec: BuildSpec) -> Build:
     with _stage(timings, "link"):
         linked = link.link(kernel_code, operator.ltoir if options.lto else operator.ptx, spec.target,
                            lto=options.lto, lineinfo=options.lineinfo, fma=options.fma)
-    with _stage(timings, "disasm"):
-        sources = linemap.Sources(kernel.filename, kernel.first_line, len(kernel.source.splitlines()))
-        sass, sass_keys, offsets = linemap.map_sass(disasm.disassemble(linked.cubin), sources)
+    with _stage(timings, "resources"):
+        sources = linemap.Sources(kernel.compiled_filename, kernel.first_line, len(kernel.source.splitlines()))
         ptx, ptx_keys = linemap.map_ptx(linked.ptx, sources)
         resources = disasm.resource_usage(linked.cubin, linked.info_log, generated.kernels)
     return Build(
         key=spec.key, primitive=spec.primitive, name=kernel.name, target=spec.target, options=options,
         inputs=spec.inputs, result=operator.result, uniforms=spec.uniforms,
-        python_source=kernel.source, python_first_line=kernel.first_line, source=generated.text,
-        op_ptx=operator.ptx, ptx=ptx, sass=sass, cubin=linked.cubin, resources=resources,
-        line_map=linemap.LineMap(ptx_keys, sass_keys, offsets, kernel.first_line),
-        kernels=generated.kernels, geometry=generated.geometry, timings=timings,
+        python_source=kernel.source, python_first_line=kernel.first_line, python_file=kernel.compiled_filename,
+        source=generated.text, op_ptx=operator.ptx, ptx=ptx, ptx_keys=ptx_keys, cubin=linked.cubin,
+        resources=resources, kernels=generated.kernels, geometry=generated.geometry, timings=timings,
     )
 
 
@@ -209,8 +237,8 @@ def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, li
     with _stage(timings := {}, "check"):
         spec = make_spec(primitive, fn, types=types, target=target, lto=lto, lineinfo=lineinfo, **options)
     build = build_for(spec)
-    if "check" not in build.timings:
-        build.timings = {"check": timings["check"], **build.timings}
+    build.timings.setdefault("check", timings["check"])
+    build.disassembled()
     return build
 
 

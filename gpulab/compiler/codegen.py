@@ -16,12 +16,12 @@ from ..types import ElementType, cxx_definitions
 
 BLOCK_THREADS = 256
 UNROLL = 4
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2
 PRIMITIVES = ("map", "reduce", "scan", "filter")
 
 KERNELS = {
     "map": ("gpulab_map",),
-    "reduce": ("gpulab_reduce_partials", "gpulab_reduce_final", "gpulab_reduce_single"),
+    "reduce": ("gpulab_reduce",),
     "scan": ("gpulab_scan",),
     "filter": ("gpulab_filter",),
 }

@@ -79,7 +79,7 @@ def tool_version(name: str) -> str:
 _FUNCTION = re.compile(r"Function (\S+):\s*\n\s*(.*)")
 _FIELD = re.compile(r"(\w+(?:\[\d+\])?):(\d+)")
 _SPILLS = re.compile(
-    r"Function properties for (\S+)\s*\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
+    r"Function properties for (\S+)\s*\n[^\n]*?(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
 )
 
 
@@ -102,7 +102,9 @@ def resource_usage(cubin: bytes, info_log: str, kernels) -> dict[str, Resources]
         name, fields = match.group(1), dict(_FIELD.findall(match.group(2)))
         if name not in kernels:
             continue
-        stores, loads = spills.get(name, (0, 0)) if spills else _spills_from_local(fields)
+        if name not in spills:
+            raise DisassemblerError(f"the linker's report has no spill figures for {name}", info_log)
+        stores, loads = spills[name]
         usage[name] = Resources(
             registers=int(fields.get("REG", 0)),
             shared_bytes=int(fields.get("SHARED", 0)),
@@ -112,9 +114,3 @@ def resource_usage(cubin: bytes, info_log: str, kernels) -> dict[str, Resources]
             spill_loads=loads,
         )
     return usage
-
-
-def _spills_from_local(fields) -> tuple[int, int]:
-    # Without a ptxas report, local memory beyond the stack frame is spill space.
-    local = int(fields.get("LOCAL", 0))
-    return local, local

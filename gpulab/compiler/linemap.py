@@ -109,24 +109,14 @@ class LineMap:
             "sass": {str(i): list(keys) for i, keys in self.sass.items()},
         }
 
-    def to_json(self) -> dict:
-        """A JSON-able form (for the cache)."""
-        return {
-            "ptx": {str(k): v for k, v in self.ptx.items()},
-            "sass": {str(k): v for k, v in self.sass.items()},
-            "sass_offsets": {str(k): v for k, v in self.sass_offsets.items()},
-            "python_first_line": self.python_first_line,
-        }
 
-    @classmethod
-    def from_json(cls, data: dict) -> LineMap:
-        """Inverse of :meth:`to_json`."""
-        return cls(
-            ptx={int(k): tuple(v) for k, v in data["ptx"].items()},
-            sass={int(k): tuple(v) for k, v in data["sass"].items()},
-            sass_offsets={int(k): v for k, v in data["sass_offsets"].items()},
-            python_first_line=data["python_first_line"],
-        )
+@dataclass
+class Disassembly:
+    """SASS to show, the keys of its lines and each line's instruction offset."""
+
+    text: str
+    keys: dict[int, tuple[str, ...]]
+    offsets: dict[int, int]
 
 
 def _keys(sources: Sources, locations) -> tuple[str, ...]:
@@ -134,14 +124,8 @@ def _keys(sources: Sources, locations) -> tuple[str, ...]:
     return tuple(dict.fromkeys(k for k in keys if k))
 
 
-def map_sass(raw: str, sources: Sources) -> tuple[str, dict, dict]:
-    """Strip ``//##`` annotations from ``nvdisasm -gi`` output and key each instruction.
-
-    Returns
-    -------
-    (str, dict, dict)
-        The SASS to show, its line -> keys, its line -> instruction offset.
-    """
+def map_sass(raw: str, sources: Sources) -> Disassembly:
+    """Strip ``//##`` annotations from ``nvdisasm -gi`` output and key each instruction."""
     shown, keys_of, offsets = [], {}, {}
     current: tuple[str, ...] = ()
     in_note_block = False
@@ -163,7 +147,7 @@ def map_sass(raw: str, sources: Sources) -> tuple[str, dict, dict]:
         elif line.strip().startswith(".") or line.strip().endswith(":"):
             current = ()
         shown.append(line)
-    return "\n".join(shown) + "\n", keys_of, offsets
+    return Disassembly("\n".join(shown) + "\n", keys_of, offsets)
 
 
 def map_ptx(raw: str, sources: Sources) -> tuple[str, dict]:

@@ -82,20 +82,16 @@ def link(kernel: bytes, operator, target: Target, *, lto: bool, lineinfo: bool, 
         (ptxas' register and spill report).
     """
     nvjitlink = _nvjitlink()
-    options = [f"-arch={target.arch}", "-verbose"]
-    if lineinfo:
-        options.append("-lineinfo")
-    if lto:
-        options += ["-lto", f"-fma={int(fma)}"]
-        kind = nvjitlink.InputType.LTOIR
-    else:
-        options.append(f"-Xptxas=--fmad={'true' if fma else 'false'}")
-        kind = nvjitlink.InputType.PTX
+    options = [f"-arch={target.arch}", "-verbose"] + (["-lineinfo"] if lineinfo else [])
     operator = operator.encode() if isinstance(operator, str) else operator
-    inputs = [(kind, kernel, "kernel"), (kind, operator, "operator")]
-    cubin, info = _run(options, inputs, want_ptx=False)
     if lto:
-        ptx, _ = _run(options + ["-ptx"], inputs, want_ptx=True)
+        # Optimise once to the whole kernel's PTX (which the view shows), then
+        # assemble that PTX: the same steps nvJitLink takes inside one LTO link.
+        lto_inputs = [(nvjitlink.InputType.LTOIR, kernel, "kernel"), (nvjitlink.InputType.LTOIR, operator, "operator")]
+        ptx, _ = _run(options + ["-lto", "-ptx", f"-fma={int(fma)}"], lto_inputs, want_ptx=True)
+        inputs = [(nvjitlink.InputType.PTX, ptx.encode(), "kernel")]
     else:
         ptx = kernel.decode() + "\n" + operator.decode()
+        inputs = [(nvjitlink.InputType.PTX, kernel, "kernel"), (nvjitlink.InputType.PTX, operator, "operator")]
+    cubin, info = _run(options + [f"-Xptxas=--fmad={'true' if fma else 'false'}"], inputs, want_ptx=False)
     return Linked(cubin=cubin, ptx=ptx, info_log=info)

@@ -8,11 +8,11 @@ from ..types import element_type
 from .build import Build
 from .codegen import Geometry
 from .disasm import Resources
-from .linemap import LineMap
+from .linemap import Disassembly
 from .spec import BuildOptions
 from .target import Target
 
-_TEXTS = ("python_source", "source", "op_ptx", "ptx", "sass")
+_TEXTS = ("python_source", "source", "op_ptx", "ptx")
 
 
 def _dtype_json(element) -> object:
@@ -24,19 +24,27 @@ def _element(descr):
     return element_type(np.lib.format.descr_to_dtype(descr))
 
 
+def _keys_json(keys: dict) -> dict:
+    return {str(line): list(found) for line, found in keys.items()}
+
+
+def _keys(data: dict) -> dict:
+    return {int(line): tuple(found) for line, found in data.items()}
+
+
 def encode(build: Build) -> tuple[dict, dict[str, bytes]]:
-    """Return ``(meta, blobs)`` for the cache."""
+    """Return ``(meta, blobs)`` for the cache (the disassembly is an entry of its own)."""
     meta = {
         "key": build.key, "primitive": build.primitive, "name": build.name,
         "target": list(build.target.cc), "options": build.options.as_dict(),
         "inputs": [_dtype_json(t) for t in build.inputs], "result": _dtype_json(build.result),
         "uniforms": [[name, _dtype_json(t)] for name, t in build.uniforms],
-        "python_first_line": build.python_first_line,
+        "python_first_line": build.python_first_line, "python_file": build.python_file,
         "resources": {name: r.as_dict() for name, r in build.resources.items()},
-        "line_map": build.line_map.to_json(), "kernels": list(build.kernels),
+        "ptx_keys": _keys_json(build.ptx_keys), "kernels": list(build.kernels),
         "geometry": [build.geometry.block_threads, build.geometry.vec, build.geometry.unroll,
                      build.geometry.scan_items],
-        "timings": build.timings,
+        "timings": {k: v for k, v in build.timings.items() if k != "disasm"},
     }
     blobs = {name: getattr(build, name).encode() for name in _TEXTS}
     blobs["cubin"] = build.cubin
@@ -50,9 +58,21 @@ def decode(meta: dict, blobs: dict[str, bytes]) -> Build:
         key=meta["key"], primitive=meta["primitive"], name=meta["name"], target=Target(*meta["target"]),
         options=BuildOptions(**options), inputs=tuple(_element(d) for d in meta["inputs"]),
         result=_element(meta["result"]), uniforms=tuple((n, _element(d)) for n, d in meta["uniforms"]),
-        python_first_line=meta["python_first_line"], cubin=blobs["cubin"],
+        python_first_line=meta["python_first_line"], python_file=meta["python_file"], cubin=blobs["cubin"],
         resources={name: Resources(**r) for name, r in meta["resources"].items()},
-        line_map=LineMap.from_json(meta["line_map"]), kernels=tuple(meta["kernels"]),
+        ptx_keys=_keys(meta["ptx_keys"]), kernels=tuple(meta["kernels"]),
         geometry=Geometry(*meta["geometry"]), timings=dict(meta["timings"]),
         **{name: blobs[name].decode() for name in _TEXTS},
     )
+
+
+def encode_disassembly(found: Disassembly) -> tuple[dict, dict[str, bytes]]:
+    """Return ``(meta, blobs)`` for a build's disassembly."""
+    offsets = {str(line): offset for line, offset in found.offsets.items()}
+    return {"keys": _keys_json(found.keys), "offsets": offsets}, {"sass": found.text.encode()}
+
+
+def decode_disassembly(meta: dict, blobs: dict[str, bytes]) -> Disassembly:
+    """Inverse of :func:`encode_disassembly`."""
+    offsets = {int(line): offset for line, offset in meta["offsets"].items()}
+    return Disassembly(blobs["sass"].decode(), _keys(meta["keys"]), offsets)

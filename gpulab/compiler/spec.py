@@ -103,25 +103,34 @@ def _reference(value):
 
 @functools.lru_cache(maxsize=1)
 def toolchain_versions() -> dict:
-    """Versions of everything that generates code (part of every key)."""
+    """Versions of everything that generates code (part of every key).
+
+    Read from the wheels' metadata when NVIDIA's wheels provide the tools
+    (fast: no library is loaded), else asked from the libraries.
+    """
     from importlib.metadata import version
 
-    from . import codegen, link, nvrtc
+    from . import codegen
 
     return {
-        "gpulab": version("gpulab") if _installed("gpulab") else "source",
+        "gpulab": _distribution_version("gpulab") or "source",
         "templates": codegen.TEMPLATE_VERSION,
         "numba-cuda": version("numba-cuda"),
-        "nvrtc": list(nvrtc.version()),
-        "nvjitlink": list(link.version()),
+        "nvrtc": _distribution_version("nvidia-cuda-nvrtc") or _library_version("nvrtc"),
+        "nvjitlink": _distribution_version("nvidia-nvjitlink") or _library_version("link"),
     }
 
 
-def _installed(distribution: str) -> bool:
+def _distribution_version(distribution: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        version(distribution)
+        return version(distribution)
     except PackageNotFoundError:
-        return False
-    return True
+        return None
+
+
+def _library_version(module: str) -> str:
+    from importlib import import_module
+
+    return ".".join(map(str, import_module(f"{__package__}.{module}").version()))

@@ -21,23 +21,17 @@ class ReducePlan(DevicePlan):
         self.element = self.types[0]
 
     def kernel_fields(self, build, index_bits, uniforms):
-        index, value = params.index_dtype(index_bits), self.element.dtype
-        array = params.array_struct(index_bits)
-        return {
-            "gpulab_reduce_partials": [("in", array), ("n", index), ("partials", params.POINTER), ("u", uniforms)],
-            "gpulab_reduce_final": [("partials", params.POINTER), ("count", index), ("out", params.POINTER),
-                                    ("initial", value), ("u", uniforms)],
-            "gpulab_reduce_single": [("in", array), ("n", index), ("out", params.POINTER),
-                                     ("initial", value), ("u", uniforms)],
-        }
+        return {"gpulab_reduce": [("in", params.array_struct(index_bits)), ("n", params.index_dtype(index_bits)),
+                                  ("out", params.POINTER), ("initial", self.element.dtype), ("u", uniforms)]}
 
     def partial_count(self, n: int, prepared) -> int:
         """How many blocks pass 1 uses (0 when one block does it all)."""
         tiles = -(-n // prepared.build.geometry.tile)
         if tiles <= SINGLE_PASS_TILES:
             return 0
-        resident = prepared.module.occupancy("gpulab_reduce_partials", prepared.build.geometry.block_threads)
-        return min(tiles, resident * self.device.multiprocessors)
+        resident = prepared.module.occupancy("gpulab_reduce", prepared.build.geometry.block_threads)
+        blocks = min(tiles, resident * self.device.multiprocessors)
+        return blocks if blocks >= 2 else 0  # a grid of one block means pass 2
 
     def temp_storage_bytes(self, n: int) -> int:
         """Bytes for the per-block partial results."""
@@ -57,24 +51,20 @@ class ReducePlan(DevicePlan):
             out = cupy.empty((), dtype=self.element.dtype)
         out_pointer = device_array(out, name="output").pointer
         handle = stream_handle(stream)
-        geometry, functions = prepared.build.geometry, prepared.module.functions
-        uniforms = params.uniforms_value(uniform_values, prepared.uniforms)
         blocks = self.partial_count(n, prepared)
-        if blocks == 0:
-            pack = prepared.pack("gpulab_reduce_single")
-            pack.values["in"], pack.values["n"] = params.array_value(array), n
-            pack.values["out"], pack.values["initial"], pack.values["u"] = out_pointer, initial_value, uniforms
-            launch(functions["gpulab_reduce_single"], 1, geometry.block_threads, handle, pack)
-            return out
-        if temp_storage is None:
-            temp_storage = cupy.empty(blocks * self.element.itemsize, dtype=np.uint8)
-        partials = device_array(temp_storage, name="temp_storage").pointer
-        first = prepared.pack("gpulab_reduce_partials")
-        first.values["in"], first.values["n"] = params.array_value(array), n
-        first.values["partials"], first.values["u"] = partials, uniforms
-        launch(functions["gpulab_reduce_partials"], blocks, geometry.block_threads, handle, first)
-        second = prepared.pack("gpulab_reduce_final")
-        second.values["partials"], second.values["count"] = partials, blocks
-        second.values["out"], second.values["initial"], second.values["u"] = out_pointer, initial_value, uniforms
-        launch(functions["gpulab_reduce_final"], 1, geometry.block_threads, handle, second)
+        function, block_threads = prepared.module.functions["gpulab_reduce"], prepared.build.geometry.block_threads
+        pack = prepared.pack("gpulab_reduce")
+        values = pack.values
+        values["initial"], values["u"] = initial_value, params.uniforms_value(uniform_values, prepared.uniforms)
+        if blocks:
+            if temp_storage is None:
+                temp_storage = cupy.empty(blocks * self.element.itemsize, dtype=np.uint8)
+            partials = device_array(temp_storage, name="temp_storage").pointer
+            values["in"], values["n"], values["out"] = params.array_value(array), n, partials
+            launch(function, blocks, block_threads, handle, pack)
+            values["in"], values["n"] = (partials, blocks, 1, blocks), blocks
+        else:
+            values["in"], values["n"] = params.array_value(array), n
+        values["out"] = out_pointer
+        launch(function, 1, block_threads, handle, pack)
         return out

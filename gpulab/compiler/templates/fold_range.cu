@@ -1,9 +1,11 @@
 // One warp folds items [begin, end) in order; the result is valid in lane 0
-// and `has` says whether there was any item. Full warp tiles of aligned,
-// contiguous input are read with vector loads, UNROLL of them in flight.
+// and `has` says whether there was any item. In a full warp tile of aligned,
+// contiguous input, lane l reads its own contiguous ITEMS (UNROLL vector
+// loads in flight), folds them, and one warp fold combines the lanes.
 template <typename In, typename Combine>
 __device__ __forceinline__ value_t warp_fold_range(const In& in, index_t begin, index_t end,
                                                    bool& has, Combine combine) {
+    constexpr int ITEMS = VEC * UNROLL;
     const int lane = lane_id();
     value_t acc = value_t();
     has = false;
@@ -14,16 +16,13 @@ __device__ __forceinline__ value_t warp_fold_range(const In& in, index_t begin, 
                 Vector<value_t, VEC> v[UNROLL];
                 #pragma unroll
                 for (int k = 0; k < UNROLL; ++k)
-                    v[k] = load_vector(in, tile + (index_t)(k * WARP_THREADS + lane) * VEC);
+                    v[k] = load_vector(in, tile + (index_t)lane * ITEMS + k * VEC);
+                value_t x = v[0].item[0];
                 #pragma unroll
-                for (int k = 0; k < UNROLL; ++k) {
-                    value_t x = v[k].item[0];
-                    #pragma unroll
-                    for (int j = 1; j < VEC; ++j) x = combine(x, v[k].item[j]);
-                    x = warp_fold(x, combine);
-                    acc = has ? combine(acc, x) : x;
-                    has = true;
-                }
+                for (int j = 1; j < ITEMS; ++j) x = combine(x, v[j / VEC].item[j % VEC]);
+                x = warp_fold(x, combine);
+                acc = has ? combine(acc, x) : x;
+                has = true;
             }
         }
     }
