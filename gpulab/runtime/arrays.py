@@ -6,15 +6,16 @@ into at most two affine loops (``Layout``), which the kernels index.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import math
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import HostArrayError
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """Item i of a flattened (C-order) array lives at ``(i // inner_size) * outer_stride + (i % inner_size) * inner_stride`` elements."""
 
     inner_size: int
@@ -34,8 +35,7 @@ class Layout:
         return rows * abs(self.outer_stride) + (min(size, self.inner_size) - 1) * abs(self.inner_stride)
 
 
-@dataclass(frozen=True)
-class DeviceArray:
+class DeviceArray(NamedTuple):
     """A device array as the kernels see it.
 
     Attributes
@@ -46,6 +46,8 @@ class DeviceArray:
         Element type.
     shape : tuple of int
         Logical shape (items are taken in C order).
+    size : int
+        Number of items.
     layout : Layout
         Where each item lives.
     owner : object
@@ -55,13 +57,9 @@ class DeviceArray:
     pointer: int
     dtype: np.dtype
     shape: tuple[int, ...]
+    size: int
     layout: Layout
     owner: object
-
-    @property
-    def size(self) -> int:
-        """Number of items."""
-        return int(np.prod(self.shape, dtype=np.int64))
 
 
 def is_device_array(x) -> bool:
@@ -81,6 +79,9 @@ def device_array(x, *, name: str = "input") -> DeviceArray:
     HostArrayError
         When ``x`` lives in host memory: the message says how to move it.
     """
+    if type(x).__name__ == "ndarray" and type(x).__module__.startswith("cupy"):
+        # CuPy's attributes are cheaper than building its interface dict on every call.
+        return _view(x, x.data.ptr, x.dtype, x.shape, x.strides, name)
     if not is_device_array(x):
         raise HostArrayError(
             f"the {name} is a host array ({type(x).__name__}); device primitives never copy silently. "
@@ -91,22 +92,41 @@ def device_array(x, *, name: str = "input") -> DeviceArray:
 
         x = cupy.from_dlpack(x)
     interface = x.__cuda_array_interface__
-    dtype = _dtype_of(interface)
-    shape = tuple(interface["shape"])
-    strides = interface.get("strides")
-    if strides is None:
-        strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1] * dtype.itemsize) if shape else ()
-    if any(s % dtype.itemsize for s in strides):
+    return _view(x, interface["data"][0], _dtype_of(interface), tuple(interface["shape"]),
+                 interface.get("strides"), name)
+
+
+def _view(owner, pointer: int, dtype: np.dtype, shape: tuple, strides, name: str) -> DeviceArray:
+    size = math.prod(shape)
+    itemsize = dtype.itemsize
+    contiguous = strides is None or _is_c_contiguous(shape, strides, itemsize)
+    if contiguous:
+        return DeviceArray(pointer, dtype, shape, size, Layout(size, 1, size), owner)
+    if any(s % itemsize for s in strides):
         raise HostArrayError(f"the {name} has strides {strides} that are not whole {dtype} items; copy it first")
-    layout = coalesce(shape, tuple(s // dtype.itemsize for s in strides))
-    return DeviceArray(interface["data"][0], dtype, shape, layout, x)
+    layout = coalesce(shape, tuple(s // itemsize for s in strides))
+    return DeviceArray(pointer, dtype, shape, size, layout, owner)
+
+
+def _is_c_contiguous(shape, strides, itemsize) -> bool:
+    expected = itemsize
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _dtype_from(typestr: str, descr: tuple | None) -> np.dtype:
+    if descr and (len(descr) > 1 or descr[0][0]):
+        return np.dtype([tuple(field) for field in descr])
+    return np.dtype(typestr)
 
 
 def _dtype_of(interface) -> np.dtype:
     descr = interface.get("descr")
-    if descr and len(descr) > 1 or (descr and descr[0][0]):
-        return np.dtype([tuple(field) for field in descr])
-    return np.dtype(interface["typestr"])
+    return _dtype_from(interface["typestr"], tuple(tuple(f) for f in descr) if descr else None)
 
 
 def coalesce(shape: tuple[int, ...], strides: tuple[int, ...]) -> Layout:

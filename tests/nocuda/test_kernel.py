@@ -183,3 +183,53 @@ def test_varargs_are_refused():
 
     with pytest.raises(KernelTypeError, match="plain positional parameters"):
         gpulab.Kernel(f)
+
+
+LIMIT = 4.0
+
+
+def test_key_follows_constants_and_nested_kernels(monkeypatch):
+    def clipped(a, b):
+        return min(a + b, LIMIT)
+
+    frozen = make_spec("reduce", gpulab.Kernel(clipped, constants=("LIMIT",)), types="f32,f32", target="sm_90")
+    monkeypatch.setitem(globals(), "LIMIT", 5.0)
+    changed = make_spec("reduce", gpulab.Kernel(clipped, constants=("LIMIT",)), types="f32,f32", target="sm_90")
+    assert frozen.key != changed.key  # a constant is part of the code
+
+    @gpulab.kernel
+    def inner(x):
+        return x * 2
+
+    def outer(a, b):
+        return inner(a) + b
+
+    before = make_spec("reduce", outer, types="f32,f32", target="sm_90").key
+
+    @gpulab.kernel
+    def inner(x):  # noqa: F811 - a new definition of the nested kernel
+        return x * 3
+
+    assert make_spec("reduce", outer, types="f32,f32", target="sm_90").key != before
+
+
+def test_concurrent_compiles_of_one_new_spec_build_once():
+    import threading
+
+    def fresh(a, b):
+        return a * 7 + b
+
+    builds_before = gpulab.cache_info().builds
+    results, barrier = [], threading.Barrier(8)
+
+    def compile_it():
+        barrier.wait()
+        results.append(gpulab.compile("reduce", fresh, types="i32,i32", target="sm_80"))
+
+    threads = [threading.Thread(target=compile_it) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert gpulab.cache_info().builds - builds_before == 2  # the build and its disassembly, once each
+    assert all(result is results[0] for result in results)
