@@ -33,11 +33,15 @@ path = sys.argv[3]
 with open(path, "w") as file:
     file.write(source)
 exec(compile(source, path, "exec"), namespace)
+from gpulab.compiler.build import build_for, make_spec
 start = time.perf_counter()
-build = gpulab.compile("reduce", namespace["op"], types="f32,f32", target=target)
+build = build_for(make_spec("reduce", namespace["op"], types="f32,f32", target=target))
 seconds = time.perf_counter() - start
+start = time.perf_counter()
+build.disassembled()
+disasm = time.perf_counter() - start
 info = gpulab.cache.cache_info()
-print(json.dumps({"import": imported, "build": seconds, "timings": build.timings,
+print(json.dumps({"import": imported, "build": seconds, "disasm": disasm, "timings": build.timings,
                   "disk_hits": info.disk_hits, "builds": info.builds}))
 """
 
@@ -50,14 +54,16 @@ def child(seed: int, target: str, cache_dir: str, source_dir: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def in_process(target: str, cache_dir: str, source_dir: str, count: int) -> tuple[list, list, dict]:
+def in_process(target: str, cache_dir: str, source_dir: str, count: int) -> tuple[list, list, list, dict]:
     os.environ["GPULAB_CACHE_DIR"] = cache_dir
     sys.path.insert(0, str(ROOT))
     import gpulab
     import gpulab.cache
 
     gpulab.cache.reset_default_cache()
-    warm_new, memory_hits, stages = [], [], {}
+    from gpulab.compiler.build import build_for, make_spec
+
+    warm_new, warm_view, memory_hits, stages = [], [], [], {}
     for seed in range(1000, 1000 + count + 1):
         path = os.path.join(source_dir, f"warm{seed}.py")
         source = f"def op(a, b):\n    return a * {seed}.5 + b\n"
@@ -65,17 +71,20 @@ def in_process(target: str, cache_dir: str, source_dir: str, count: int) -> tupl
         namespace = {}
         exec(compile(source, path, "exec"), namespace)
         start = time.perf_counter()
-        build = gpulab.compile("reduce", namespace["op"], types="f32,f32", target=target)
+        build = build_for(make_spec("reduce", namespace["op"], types="f32,f32", target=target))
         elapsed = time.perf_counter() - start
+        build.disassembled()
+        with_view = time.perf_counter() - start
         if seed == 1000:
             continue  # the first one starts numba: that is the cold case
         warm_new.append(elapsed)
+        warm_view.append(with_view)
         for stage, seconds in build.timings.items():
             stages.setdefault(stage, []).append(seconds)
         start = time.perf_counter()
         gpulab.compile("reduce", namespace["op"], types="f32,f32", target=target)
         memory_hits.append(time.perf_counter() - start)
-    return warm_new, memory_hits, {stage: statistics.median(v) for stage, v in stages.items()}
+    return warm_new, warm_view, memory_hits, {stage: statistics.median(v) for stage, v in stages.items()}
 
 
 def main() -> None:
@@ -87,13 +96,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache_dir, tempfile.TemporaryDirectory() as source_dir:
         cold = [child(seed, args.target, cache_dir, source_dir) for seed in range(args.runs)]
         disk = [child(seed, args.target, cache_dir, source_dir) for seed in range(args.runs)]
-        assert all(d["builds"] == 0 and d["disk_hits"] == 1 for d in disk), "fresh processes must hit the disk"
-        warm_new, memory_hits, stages = in_process(args.target, cache_dir, source_dir, args.runs)
+        assert all(d["builds"] == 0 and d["disk_hits"] == 2 for d in disk), "fresh processes must hit the disk"
+        warm_new, warm_view, memory_hits, stages = in_process(args.target, cache_dir, source_dir, args.runs)
     median = statistics.median
     rows = {
         "cold build of a new spec, fresh process": median(c["build"] for c in cold),
         "new spec, warm process (numba started)": median(warm_new),
+        "  + its disassembly (for the view)": median(warm_view),
         "disk hit, fresh process": median(d["build"] for d in disk),
+        "  + its disassembly, fresh process": median(d["build"] + d["disasm"] for d in disk),
         "memory hit": median(memory_hits),
         "import gpulab, fresh process": median(c["import"] for c in cold),
     }

@@ -44,7 +44,7 @@ class Sources:
 
     def key(self, filename: str, line: int) -> str | None:
         """Return ``py:N``/``cu:N`` for a file line, or ``None`` for other files."""
-        if filename == self.python_file:
+        if filename == self.python_file or filename.endswith("/" + self.python_file):  # numba may prefix a folder
             pane_line = line - self.python_first_line + 1
             return f"py:{pane_line}" if 1 <= pane_line <= self.python_lines else None
         if os.path.basename(filename) == KERNEL_FILENAME:
@@ -102,8 +102,14 @@ class LineMap:
 
     def links(self, python_text: str, cuda_text: str) -> dict[str, dict[str, list[str]]]:
         """Return the bundle's ``links``: keys of every line of each pane (see docs/bundle.md)."""
+        inlined_at: dict[str, set] = {}  # py:N -> the cu:M keys it was inlined at
+        for keys in (*self.ptx.values(), *self.sass.values()):
+            for key in keys:
+                if key.startswith("py:"):
+                    inlined_at.setdefault(key, set()).update(k for k in keys if k.startswith("cu:"))
         return {
-            "python": {str(i): [f"py:{i + 1}"] for i in range(len(python_text.splitlines()))},
+            "python": {str(i): [f"py:{i + 1}", *sorted(inlined_at.get(f"py:{i + 1}", ()))]
+                       for i in range(len(python_text.splitlines()))},
             "cuda": {str(i): [f"cu:{i + 1}"] for i in range(len(cuda_text.splitlines()))},
             "ptx": {str(i): list(keys) for i, keys in self.ptx.items()},
             "sass": {str(i): list(keys) for i, keys in self.sass.items()},
