@@ -247,7 +247,7 @@ def _time_gpu(primitive, kernel, inputs, gpu: Device, initial, exclusive, repeat
         call = _device_call(primitive, kernel, example, gpu, initial, exclusive, options)
         per_copy = max(1, sum(x.nbytes for x in inputs))
         count = min(warmup + repeats, l2_bytes(gpu) // per_copy + 2)
-        copies = [example] + [[cupy.asarray(x) for x in inputs] for _ in range(count - 1)]
+        copies = [example] + [[x.copy() for x in example] for _ in range(count - 1)]
         seconds, samples, result = _time_device(call, copies, repeats, warmup)
         if primitive == "filter":
             out, kept = result
@@ -263,7 +263,7 @@ class _Progress:
 
     def __init__(self, total: int, label: str, enabled: bool):
         self.total, self.label, self.done = total, label, 0
-        self.bar = self.text = None
+        self.bar = self.handle = self.text = None
         if not enabled:
             return
         from IPython import get_ipython
@@ -274,7 +274,7 @@ class _Progress:
 
             self.bar = ipywidgets.IntProgress(value=0, max=total, description=label,
                                               style={"description_width": "initial"})
-            display(self.bar)
+            self.handle = display(self.bar, display_id=True)
         elif sys.stderr.isatty():
             self.text = sys.stderr
 
@@ -293,9 +293,10 @@ class _Progress:
             self.bar.value = self.done
 
     def close(self) -> None:
-        """Remove the bar, or end the line."""
+        """Remove the bar (leaving an empty output), or clear the line."""
         if self.bar is not None:
             self.bar.close()
+            self.handle.update({"text/plain": ""}, raw=True)
         elif self.text is not None:
             self.text.write("\r\033[K")
             self.text.flush()

@@ -6,6 +6,7 @@ import ast
 import inspect
 import linecache
 import textwrap
+import weakref
 import types as pytypes
 from dataclasses import dataclass
 
@@ -200,9 +201,37 @@ def kernel(fn=None, *, types=None, constants=()):
     return Kernel(fn, types=types, constants=constants)
 
 
+_CHECKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def as_kernel(fn, **options) -> Kernel:
-    """Return ``fn`` if it is a :class:`Kernel`, else check and wrap it."""
-    return fn if isinstance(fn, Kernel) else Kernel(fn, **options)
+    """Return ``fn`` if it is a :class:`Kernel`, else check and wrap it.
+
+    A plain function is checked once and its :class:`Kernel` reused while the
+    names it refers to (other than uniforms) still hold the same objects, so a
+    one-shot primitive call does not re-read and re-check its source.
+    """
+    if isinstance(fn, Kernel):
+        return fn
+    if options or not isinstance(fn, pytypes.FunctionType):
+        return Kernel(fn, **options)
+    cached = _CHECKED.get(fn)
+    if cached is not None and _references_unchanged(cached):
+        return cached
+    checked = Kernel(fn)
+    _CHECKED[fn] = checked
+    return checked
+
+
+def _references_unchanged(kernel: Kernel) -> bool:
+    code, closure = kernel.pyfunc.__code__, kernel.pyfunc.__closure__ or ()
+    cells = dict(zip(code.co_freevars, closure))
+    missing = object()
+    for name, value in kernel.analysis.references.items():
+        current = cells[name].cell_contents if name in cells else kernel.pyfunc.__globals__.get(name, missing)
+        if current is not value:
+            return False
+    return True
 
 
 def uniform_type(value) -> ElementType:

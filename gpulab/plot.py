@@ -90,5 +90,6 @@ def _annotate_speedups(axes, result, colours) -> None:
         size, fast, slow = last["size"], last["seconds"], host[last["size"]]
         axes.annotate("", xy=(size, slow), xytext=(size, fast),
                       arrowprops={"arrowstyle": "<->", "color": colours[device], "shrinkA": 4, "shrinkB": 4})
-        axes.annotate(f"{slow / fast:,.3g}× host", (size, (fast * slow) ** 0.5), xytext=(-6, 0),
-                      textcoords="offset points", ha="right", va="center", fontsize=9, color=colours[device])
+        speedup = f"{slow / fast:,.0f}" if slow / fast >= 100 else f"{slow / fast:.3g}"
+        axes.annotate(f"{speedup}× host", (size, (fast * slow) ** 0.5), xytext=(-6, 0), textcoords="offset points",
+                      ha="right", va="center", fontsize=9, color=colours[device])

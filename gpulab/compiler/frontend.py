@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import os
 import re
 import threading
 import warnings
@@ -181,7 +182,7 @@ def _frontend_error(kernel, exc: Exception) -> FrontendError:
     message = lines[0] if lines else type(exc).__name__
     location = None
     for filename, line in re.findall(r'File "([^"]+)", line (\d+)', text):
-        if kernel.filename == filename or kernel.filename.endswith("/" + filename):
+        if os.path.basename(filename) == os.path.basename(kernel.filename):  # numba may print it relative
             location = SourceLocation(kernel.filename, int(line), None, kernel.line_offset)
             break
     return FrontendError(f"numba could not compile `{kernel.name}`: {message}", location or kernel.location())

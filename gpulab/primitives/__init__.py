@@ -134,7 +134,8 @@ def _kernel_and_types(fn, examples):
     from .dispatch import element_types
 
     kernel = as_kernel(fn)
-    arrays = [x if isinstance(x, Iota) or hasattr(x, "dtype") else np.empty(0, dtype=x) for x in examples]
+    arrays = [x if isinstance(x, Iota) or (hasattr(x, "dtype") and not isinstance(x, type)) else np.empty(0, dtype=x)
+              for x in examples]
     return kernel, element_types(kernel, arrays)
 
 

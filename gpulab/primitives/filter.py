@@ -64,13 +64,12 @@ class FilterPlan(DevicePlan):
         tiles = self._tiles(n, prepared)
         handle = stream_handle(stream)
         size = params.index_dtype(index_bits).itemsize
-        address, epoch = self._status.acquire(temp_storage, status_bytes(tiles, size), handle)
+        address, nbytes, epoch = self._status.acquire(temp_storage, status_bytes(tiles, size), handle)
         pack = prepared.pack("gpulab_filter")
-        values = pack.values
-        values["in"], values["n"], values["out"] = params.array_value(array), n, params.array_value(destination)
-        values["kept_total"] = kept_view.pointer
-        values["status"] = status_value(address, tiles, size)
-        values["epoch"] = epoch
-        values["u"] = params.uniforms_value(uniform_values, prepared.uniforms)
+        pack["in"], pack["n"], pack["out"] = params.array_value(array), n, params.array_value(destination)
+        pack["kept_total"] = kept_view.pointer
+        pack["status"] = status_value(address, nbytes, size)
+        pack["epoch"] = epoch
+        prepared.write_uniforms(pack, uniform_values)
         launch(prepared.module.functions["gpulab_filter"], tiles, prepared.build.geometry.block_threads, handle, pack)
         return out, kept

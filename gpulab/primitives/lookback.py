@@ -3,6 +3,9 @@
 Layout of the temporary storage: the tile counter, then per tile a status
 word, an aggregate and an inclusive prefix. Status words carry the launch's
 epoch, so the storage is zeroed once, when allocated, never between launches.
+The layout is cut for as many tiles as the *buffer* holds, not for one
+launch: status words then always live at the same place, and a value written
+by one launch can never be read as a status word by a later, larger one.
 """
 
 from __future__ import annotations
@@ -23,6 +26,14 @@ def status_bytes(tiles: int, value_size: int) -> int:
     return 16 + _align(4 * tiles) + 2 * _align(value_size * tiles)
 
 
+def capacity(nbytes: int, value_size: int) -> int:
+    """How many tiles' status a buffer of ``nbytes`` holds."""
+    tiles = max(0, (nbytes - 16) // (4 + 2 * value_size))
+    while tiles and status_bytes(tiles, value_size) > nbytes:
+        tiles -= 1
+    return tiles
+
+
 class StatusStorage:
     """Zeroed status buffers (one per stream) and each buffer's launch epoch."""
 
@@ -31,8 +42,8 @@ class StatusStorage:
         self._epochs: dict[int, int] = {}
         self._lock = threading.Lock()
 
-    def acquire(self, temp_storage, nbytes: int, stream: int) -> tuple[int, int]:
-        """Return ``(address, epoch)`` for a launch needing ``nbytes`` on ``stream``.
+    def acquire(self, temp_storage, nbytes: int, stream: int) -> tuple[int, int, int]:
+        """Return ``(address, size in bytes, epoch)`` for a launch needing ``nbytes`` on ``stream``.
 
         ``temp_storage``, when given, must have been zero-filled before its first use.
         """
@@ -42,20 +53,23 @@ class StatusStorage:
             if temp_storage is None:
                 buffer = self._buffers.get(stream)
                 if buffer is None or buffer.nbytes < nbytes:
-                    buffer = cupy.zeros(max(nbytes, 2 * (buffer.nbytes if buffer is not None else 0)), np.uint8)
+                    with cupy.cuda.ExternalStream(stream):  # zeroed in order with the launches on it
+                        buffer = cupy.zeros(max(nbytes, 2 * (buffer.nbytes if buffer is not None else 0)), np.uint8)
                     self._buffers[stream] = buffer
                     self._epochs.pop(buffer.data.ptr, None)
                 temp_storage = buffer
             view = device_array(temp_storage, name="temp_storage")
-            if view.size * view.dtype.itemsize < nbytes:
-                raise ValueError(f"temp_storage has {view.size * view.dtype.itemsize} bytes; this run needs {nbytes}")
+            size = view.size * view.dtype.itemsize
+            if size < nbytes:
+                raise ValueError(f"temp_storage has {size} bytes; this run needs {nbytes}")
             epoch = self._epochs.get(view.pointer, 0) % (2**30 - 1) + 1
             self._epochs[view.pointer] = epoch
-            return view.pointer, epoch
+            return view.pointer, size, epoch
 
 
-def status_value(address: int, tiles: int, value_size: int) -> tuple[int, int, int, int]:
-    """The ``TileStatus`` fields (flags, aggregate, inclusive, next_tile) inside the storage at ``address``."""
+def status_value(address: int, nbytes: int, value_size: int) -> tuple[int, int, int, int]:
+    """The ``TileStatus`` fields (flags, aggregate, inclusive, next_tile) of the ``nbytes`` at ``address``."""
+    tiles = capacity(nbytes, value_size)
     flags = address + 16
     aggregate = flags + _align(4 * tiles)
     inclusive = aggregate + _align(value_size * tiles)

@@ -46,12 +46,11 @@ class MapPlan(DevicePlan):
         if n == 0:
             return out
         pack = prepared.pack("gpulab_map")
-        values = pack.values
         for i, (x, array) in enumerate(zip(xs, arrays)):
-            values[f"in{i}"] = (x.start,) if array is None else params.array_value(array)
-        values["out"] = params.array_value(destination)
-        values["n"] = n
-        values["u"] = params.uniforms_value(uniform_values, prepared.uniforms)
+            pack[f"in{i}"] = (x.start,) if array is None else params.array_value(array)
+        pack["out"] = params.array_value(destination)
+        pack["n"] = n
+        prepared.write_uniforms(pack, uniform_values)
         tile = prepared.build.geometry.tile
         launch(prepared.module.functions["gpulab_map"], -(-n // tile), prepared.build.geometry.block_threads,
                stream_handle(stream), pack)

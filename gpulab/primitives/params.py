@@ -35,10 +35,3 @@ def array_value(array) -> tuple:
     """The ``InputK``/``Output`` value of a :class:`~gpulab.runtime.arrays.DeviceArray`."""
     layout = array.layout
     return (array.pointer, layout.inner_size, layout.inner_stride, layout.outer_stride)
-
-
-def uniforms_value(values, dtype: np.dtype):
-    """The ``Uniforms`` value of the uniforms' current values."""
-    if dtype.names is None:
-        return np.zeros((), dtype)
-    return tuple(values)

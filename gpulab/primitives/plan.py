@@ -32,6 +32,11 @@ class Prepared:
     fields: dict
     local: threading.local
 
+    def write_uniforms(self, pack: ArgumentPack, values: tuple) -> None:
+        """Write the uniforms' current values into ``pack`` (nothing to write when there are none)."""
+        if values:
+            pack["u"] = tuple(values)
+
     def pack(self, kernel: str) -> ArgumentPack:
         """This thread's :class:`ArgumentPack` for ``kernel``."""
         pack = getattr(self.local, kernel, None)

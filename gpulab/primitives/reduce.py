@@ -54,17 +54,17 @@ class ReducePlan(DevicePlan):
         blocks = self.partial_count(n, prepared)
         function, block_threads = prepared.module.functions["gpulab_reduce"], prepared.build.geometry.block_threads
         pack = prepared.pack("gpulab_reduce")
-        values = pack.values
-        values["initial"], values["u"] = initial_value, params.uniforms_value(uniform_values, prepared.uniforms)
+        pack["initial"] = initial_value
+        prepared.write_uniforms(pack, uniform_values)
         if blocks:
             if temp_storage is None:
                 temp_storage = cupy.empty(blocks * self.element.itemsize, dtype=np.uint8)
             partials = device_array(temp_storage, name="temp_storage").pointer
-            values["in"], values["n"], values["out"] = params.array_value(array), n, partials
+            pack["in"], pack["n"], pack["out"] = params.array_value(array), n, partials
             launch(function, blocks, block_threads, handle, pack)
-            values["in"], values["n"] = (partials, blocks, 1, blocks), blocks
+            pack["in"], pack["n"] = (partials, blocks, 1, blocks), blocks
         else:
-            values["in"], values["n"] = params.array_value(array), n
-        values["out"] = out_pointer
+            pack["in"], pack["n"] = params.array_value(array), n
+        pack["out"] = out_pointer
         launch(function, 1, block_threads, handle, pack)
         return out

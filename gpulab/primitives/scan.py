@@ -55,15 +55,14 @@ class ScanPlan(DevicePlan):
             return out
         tiles = self._tiles(n, prepared)
         handle = stream_handle(stream)
-        address, epoch = self._status.acquire(temp_storage, status_bytes(tiles, self.element.itemsize), handle)
+        address, nbytes, epoch = self._status.acquire(temp_storage, status_bytes(tiles, self.element.itemsize), handle)
         pack = prepared.pack("gpulab_scan")
-        values = pack.values
-        values["in"], values["n"], values["out"] = params.array_value(array), n, params.array_value(destination)
-        values["status"] = status_value(address, tiles, self.element.itemsize)
-        values["epoch"] = epoch
-        values["initial"] = np.asarray(initial if initial is not None else np.zeros((), self.element.dtype),
+        pack["in"], pack["n"], pack["out"] = params.array_value(array), n, params.array_value(destination)
+        pack["status"] = status_value(address, nbytes, self.element.itemsize)
+        pack["epoch"] = epoch
+        pack["initial"] = np.asarray(initial if initial is not None else np.zeros((), self.element.dtype),
                                        dtype=self.element.dtype)
-        values["has_initial"] = initial is not None
-        values["u"] = params.uniforms_value(uniform_values, prepared.uniforms)
+        pack["has_initial"] = initial is not None
+        prepared.write_uniforms(pack, uniform_values)
         launch(prepared.module.functions["gpulab_scan"], tiles, prepared.build.geometry.block_threads, handle, pack)
         return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import threading
 from dataclasses import dataclass
 
@@ -77,11 +78,32 @@ def _aligned_offsets(dtypes: list[np.dtype]) -> tuple[list[int], int]:
     return offsets, max(position, 1)
 
 
+_STRUCT_CODES = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "q": "q", "L": "Q",
+                 "Q": "Q", "f": "f", "d": "d", "?": "?"}
+
+
+def _struct_of(dtype: np.dtype) -> struct.Struct | None:
+    """A ``struct`` layout of ``dtype`` when it is plain numbers (fast to write), else ``None``."""
+    if dtype.names is None:
+        code = _STRUCT_CODES.get(dtype.char)
+        return struct.Struct("<" + code) if code and not dtype.shape else None
+    layout, position = "<", 0
+    for name in dtype.names:
+        field, offset = dtype.fields[name][:2]
+        code = _STRUCT_CODES.get(field.char) if field.names is None and not field.shape else None
+        if code is None:
+            return None
+        layout += "x" * (offset - position) + code
+        position = offset + field.itemsize
+    return struct.Struct(layout + "x" * (dtype.itemsize - position))
+
+
 class ArgumentPack:
     """Kernel parameters packed once into one buffer, with the pointer array the driver reads.
 
-    A launch writes only what changed (pointers, sizes) into the fields and
+    A launch writes only what changed (pointers, sizes) into the buffer and
     passes the same pointer array: no per-call conversion of arguments.
+    Write a parameter with ``pack[name] = value`` (a tuple for a struct).
 
     Parameters
     ----------
@@ -90,16 +112,33 @@ class ArgumentPack:
     """
 
     def __init__(self, fields: list[tuple[str, np.dtype]]):
-        names = [name for name, _ in fields]
         dtypes = [np.dtype(dtype) for _, dtype in fields]
         offsets, size = _aligned_offsets(dtypes)
         self._buffer = np.zeros(size + 16, dtype=np.uint8)
         base = self._buffer.ctypes.data
         shift = (-base) % 16
-        layout = np.dtype({"names": names, "formats": dtypes, "offsets": offsets, "itemsize": size})
-        self.values = self._buffer[shift:shift + size].view(layout)[0]
+        self._memory = memoryview(self._buffer)[shift:shift + size]
         self._pointers = np.array([base + shift + offset for offset in offsets], dtype=np.uint64)
         self.address = self._pointers.ctypes.data
+        self._writers = {name: self._writer(dtype, offset) for (name, _), dtype, offset in zip(fields, dtypes, offsets)}
+
+    def _writer(self, dtype: np.dtype, offset: int):
+        layout, memory = _struct_of(dtype), self._memory
+        if layout is not None:
+            pack_into = layout.pack_into
+            if dtype.names is None:
+                return lambda value: pack_into(memory, offset, value)
+            return lambda value: pack_into(
+                memory, offset, *(value if isinstance(value, tuple) else np.asarray(value, dtype).item()))
+        end = offset + dtype.itemsize
+
+        def write(value):
+            memory[offset:end] = np.asarray(value, dtype=dtype).tobytes()
+
+        return write
+
+    def __setitem__(self, name: str, value) -> None:
+        self._writers[name](value)
 
 
 def launch(function, grid: int, block: int, stream: int, pack: ArgumentPack, shared_bytes: int = 0) -> None:

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from IPython.core.compilerop import CachingCompiler
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
@@ -29,16 +30,17 @@ def shell():
     shell = InteractiveShell.instance()
     for line in ("%load_ext gpulab", "from gpulab import f32, i32"):
         assert shell.run_cell(line, store_history=False).success
-    yield shell
-    use("host" if not HAS_GPU else "cuda:0")
+    return shell
 
 
 @pytest.fixture(autouse=True)
-def session_defaults():
-    """Every test starts from, and leaves, the built-in %%gpukernel defaults."""
+def session_state():
+    """Every test starts from the built-in %%gpukernel defaults and leaves them, and the device, as they were."""
+    device = current()
     magics.defaults.__init__()
-    yield magics.defaults
+    yield
     magics.defaults.__init__()
+    use(device)
 
 
 def run(shell, cell):
@@ -96,11 +98,20 @@ def test_compare_shows_the_call_only_in_the_ptx_linked_build(shell):
     assert "SASS instructions" in table and "registers gpulab_reduce" in table
 
 
+def _compiler(name):
+    """IPython's cell compiler, or ipykernel's (cells are files in /tmp/ipykernel_<pid>/, outside the cwd)."""
+    if name == "ipython":
+        return CachingCompiler()
+    return pytest.importorskip("ipykernel.compiler").XCachingCompiler()
+
+
+@pytest.mark.parametrize("compiler", ["ipython", "ipykernel"])
 @pytest.mark.parametrize(("body", "line", "text"), [
     ("def broken(a: f32, b: f32) -> f32:\n    total = a + b\n\n    return total.nope\n", 5, "return total.nope"),
     ("def noisy(a: f32, b: f32) -> f32:\n    print(a)\n    return a\n", 3, "print(a)"),
 ])
-def test_errors_name_the_cell_line_without_a_traceback(shell, body, line, text):
+def test_errors_name_the_cell_line_without_a_traceback(shell, monkeypatch, compiler, body, line, text):
+    monkeypatch.setattr(shell, "compile", _compiler(compiler))
     captured = run(shell, "%%gpukernel reduce --target sm_90\n" + body)
     assert not bundles(captured)
     assert f"at cell line {line}:" in captured.stderr

@@ -1,0 +1,106 @@
+"""The teaching notebooks run top to bottom, with no error, in a fresh kernel of this interpreter.
+
+Each notebook runs in its own kernel, started from ``sys.executable`` (never
+from a kernel spec found elsewhere on the machine), in ``notebooks/`` and with
+an empty build cache of its own, so every build is made anew, as on a first
+visit.
+A cell fails the test when it raises, and also when it writes an error to
+stderr: ``%%gpukernel`` reports errors in the user's code that way, without
+raising. Without a GPU the notebooks run their device cells on the host.
+
+Set ``GPULAB_EXECUTED_NOTEBOOKS=DIR`` to keep the executed copies, outputs
+included, in DIR.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager  # noqa: E402
+from jupyter_client.manager import AsyncKernelManager  # noqa: E402
+from nbclient import NotebookClient  # noqa: E402
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]-*.ipynb"))
+CELL_TIMEOUT = 300  # seconds, per cell
+STDERR_ERROR = re.compile(r"\b\w*(Error|Exception)\b|Traceback")
+WHICH_PYTHON = "import sys; print(sys.executable)"
+
+
+class ThisInterpreter(KernelSpecManager):
+    """A kernel spec manager whose every kernel is an ipykernel of ``sys.executable``."""
+
+    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+        return KernelSpec(argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                          display_name=f"Python ({sys.executable})", language="python")
+
+
+def execute(path: Path, cache: Path) -> tuple[nbformat.NotebookNode, str]:
+    """Run a copy of the notebook at ``path`` with the build cache in ``cache``.
+
+    Returns the copy, with its outputs, and the kernel's ``sys.executable``.
+    With ``GPULAB_EXECUTED_NOTEBOOKS`` set, the copy is kept, also when a cell fails.
+    """
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell(WHICH_PYTHON))
+    manager = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=ThisInterpreter())
+    client = NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT, allow_errors=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    try:
+        client.execute(env={**os.environ, "GPULAB_CACHE_DIR": str(cache)})
+    finally:
+        keep = os.environ.get("GPULAB_EXECUTED_NOTEBOOKS")
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            kept = copy.deepcopy(notebook)
+            kept.cells.pop()  # the check below
+            nbformat.write(kept, Path(keep) / path.name)
+    check = notebook.cells.pop()
+    kernel_python = "".join(o.get("text", "") for o in check.outputs if o.output_type == "stream").strip()
+    return notebook, kernel_python
+
+
+def stderr_errors(notebook) -> list[str]:
+    """Errors the cells wrote to stderr, each with the start of its cell."""
+    found = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream" and output.name == "stderr" and STDERR_ERROR.search(output.text):
+                found.append(f"cell starting {cell.source.splitlines()[0]!r}:\n{output.text}")
+    return found
+
+
+def test_there_are_notebooks():
+    assert len(NOTEBOOKS) >= 7, f"expected the numbered notebooks in {NOTEBOOKS_DIR}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_notebook_runs(path: Path, tmp_path: Path):
+    start = time.perf_counter()
+    notebook, kernel_python = execute(path, tmp_path / "gpulab-cache")
+    seconds = time.perf_counter() - start
+    print(f"{path.name}: {seconds:.1f} s")
+    assert kernel_python == sys.executable, "the notebook ran in a kernel of another Python"
+    errors = stderr_errors(notebook)
+    assert not errors, "\n\n".join(errors)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_notebook_is_stored_without_outputs(path: Path):
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, (
+                f"{path.name}: clear the outputs before committing (cell {cell.source.splitlines()[0]!r})")
