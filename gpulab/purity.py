@@ -10,8 +10,6 @@ and anything else is refused.
 from __future__ import annotations
 
 import ast
-import cmath
-import math
 import numbers
 import types
 from dataclasses import dataclass, field
@@ -25,7 +23,6 @@ ALLOWED_BUILTINS = frozenset(
 )
 IO_BUILTINS = frozenset({"print", "open", "input", "exec", "eval", "compile", "breakpoint", "__import__"})
 ALLOWED_METHODS = frozenset({"conjugate"})
-PURE_MODULES = (math, cmath)
 
 
 @dataclass

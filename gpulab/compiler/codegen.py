@@ -51,11 +51,6 @@ class Geometry:
         return self.block_threads * self.vec * self.unroll
 
     @property
-    def warp_tile(self) -> int:
-        """Items a warp folds per step of a reduce."""
-        return 32 * self.vec * self.unroll
-
-    @property
     def scan_tile(self) -> int:
         """Items per block for scan and filter."""
         return self.block_threads * self.scan_items

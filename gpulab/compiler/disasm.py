@@ -69,13 +69,6 @@ def disassemble(cubin: bytes) -> str:
     return _run_on_cubin("nvdisasm", ["-c", "-gi"], cubin)
 
 
-def tool_version(name: str) -> str:
-    """Return the release line a tool prints (part of the cache key)."""
-    result = subprocess.run([tool_path(name), "--version"], capture_output=True, text=True)
-    releases = re.findall(r"release [^\n]*", result.stdout)
-    return releases[-1] if releases else result.stdout.strip().splitlines()[-1]
-
-
 _FUNCTION = re.compile(r"Function (\S+):\s*\n\s*(.*)")
 _FIELD = re.compile(r"(\w+(?:\[\d+\])?):(\d+)")
 _SPILLS = re.compile(

@@ -20,7 +20,6 @@ from pygments.token import (
     Operator,
     Punctuation,
     String,
-    Text,
     Whitespace,
     _TokenType,
 )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.build import build_for, make_spec
-from ..kernel import Kernel, uniform_type
+from ..kernel import Kernel
 from ..runtime.arrays import DeviceArray
 from ..runtime.devices import Device
 from ..runtime.module import ArgumentPack, LoadedModule, load
@@ -109,8 +109,3 @@ def index_bits_for(n: int, arrays: list[DeviceArray]) -> int:
     largest = max([n, *(a.layout.max_offset(a.size) + 1 for a in arrays)])
     largest = max(largest, *(abs(a.layout.outer_stride) for a in arrays)) if arrays else largest
     return 32 if largest <= INT32_MAX else 64
-
-
-def uniform_types_of(values) -> tuple:
-    """Element types of uniform values."""
-    return tuple(uniform_type(v) for v in values)
