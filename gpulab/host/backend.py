@@ -18,10 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import numba
 import numpy as np
-from numba.core.errors import NumbaError
-from numba.np.numpy_support import as_dtype
 
 from ..errors import HostArrayError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
@@ -30,8 +27,11 @@ from ..types import ElementType, element_type
 
 log = logging.getLogger(__name__)
 
-NOT_COMPILABLE = (NumbaError, NotImplementedError)
-"""What numba raises for a function or type it cannot compile."""
+def not_compilable() -> tuple[type, ...]:
+    """What numba raises for a function or type it cannot compile (numba is imported on first use)."""
+    from numba.core.errors import NumbaError
+
+    return (NumbaError, NotImplementedError)
 
 WIDER = {"float16": np.float64, "float32": np.float64, "complex64": np.complex128}
 """The type a float64 reference computes in, for each narrower floating type."""
@@ -104,9 +104,9 @@ def _build(kernel: Kernel, signature: Signature, uniform_types) -> HostOperator:
     python = kernel.parametrized(_interpreted)
     try:
         argument_types = tuple(t.numba for t in (*signature.args, *uniform_types))
-        compiled = numba.njit(kernel.parametrized(_jitted))
+        compiled = _njit(kernel.parametrized(_jitted))
         compiled.compile(argument_types)
-    except NOT_COMPILABLE as exc:
+    except not_compilable() as exc:
         log.debug("numba cannot compile `%s` for %s; it runs in the interpreter: %s", kernel.name, signature, exc)
         return HostOperator(python)
     return HostOperator(python, compiled, compiled.overloads[argument_types].signature.return_type)
@@ -117,7 +117,13 @@ def _interpreted(nested: Kernel):
 
 
 def _jitted(nested: Kernel):
-    return numba.njit(nested.parametrized(_jitted))
+    return _njit(nested.parametrized(_jitted))
+
+
+def _njit(function):
+    import numba
+
+    return numba.njit(function)
 
 
 # --- loops -----------------------------------------------------------------------
@@ -133,7 +139,11 @@ class Loop:
     def __init__(self, function):
         self.name = function.__name__
         self.python = function
-        self.compiled = numba.njit(function)
+
+    @functools.cached_property
+    def compiled(self):
+        """The loop compiled by numba (made on first use, so importing gpulab does not start numba)."""
+        return _njit(self.python)
 
     def run(self, operator: HostOperator, *args) -> None:
         """Run the loop with ``operator``: compiled when both compile, else in the interpreter."""
@@ -141,7 +151,7 @@ class Loop:
             try:
                 self.compiled(operator.compiled, *args)
                 return
-            except NOT_COMPILABLE as exc:
+            except not_compilable() as exc:
                 operator.interpreted_loops.add(self.name)
                 log.debug("numba cannot compile %s around %s; it runs in the interpreter: %s",
                           self.name, operator.compiled, exc)
@@ -275,9 +285,11 @@ def _map_result_type(kernel, operator, signature) -> np.dtype | None:
         return signature.result.dtype
     if operator.returns is None:
         return None
+    from numba.np.numpy_support import as_dtype
+
     try:
         return element_type(as_dtype(operator.returns)).dtype
-    except (*NOT_COMPILABLE, KernelTypeError):
+    except (*not_compilable(), KernelTypeError):
         raise KernelTypeError(f"`{kernel.name}` returns {operator.returns}, which is not an element type; "
                               "return a number, a bool or a record", kernel.location()) from None
 
