@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from ..runtime.arrays import device_array
+from .plan import DevicePlan, index_bits_for
 
 
 def _align(n: int) -> int:
@@ -74,3 +75,35 @@ def status_value(address: int, nbytes: int, value_size: int) -> tuple[int, int, 
     aggregate = flags + _align(4 * tiles)
     inclusive = aggregate + _align(value_size * tiles)
     return (flags, aggregate, inclusive, address)
+
+
+class LookBackPlan(DevicePlan):
+    """A plan whose kernel walks tiles with decoupled look-back (scan, filter).
+
+    Subclasses say how many bytes a tile's status value takes
+    (:meth:`status_value_size`); the tile count, the temporary storage and
+    its epochs are kept here.
+    """
+
+    def __init__(self, primitive: str, kernel, types, device, **options):
+        super().__init__(primitive, kernel, types, device, **options)
+        self._status = StatusStorage()
+
+    def status_value_size(self, prepared) -> int:
+        """Bytes of one tile's aggregate (the element for scan, an index for filter)."""
+        raise NotImplementedError
+
+    def tiles(self, n: int, prepared) -> int:
+        """How many tiles (one block each) cover ``n`` items."""
+        return -(-n // prepared.build.geometry.scan_tile)
+
+    def temp_storage_bytes(self, n: int) -> int:
+        """Bytes of tile status for ``n`` items (zero-fill them before first use)."""
+        prepared = self.prepared(index_bits_for(n, []), self.uniform_values())
+        return status_bytes(self.tiles(n, prepared), self.status_value_size(prepared))
+
+    def acquire_status(self, n: int, prepared, temp_storage, stream: int) -> tuple[int, tuple, int]:
+        """Return ``(tiles, TileStatus fields, epoch)`` for a launch over ``n`` items on ``stream``."""
+        tiles, size = self.tiles(n, prepared), self.status_value_size(prepared)
+        address, nbytes, epoch = self._status.acquire(temp_storage, status_bytes(tiles, size), stream)
+        return tiles, status_value(address, nbytes, size), epoch

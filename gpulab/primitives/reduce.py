@@ -35,7 +35,7 @@ class ReducePlan(DevicePlan):
 
     def temp_storage_bytes(self, n: int) -> int:
         """Bytes for the per-block partial results."""
-        prepared = self.prepared(32 if n <= 2**31 - 1 else 64, self.uniform_values())
+        prepared = self.prepared(index_bits_for(n, []), self.uniform_values())
         return self.partial_count(n, prepared) * self.element.itemsize
 
     def __call__(self, xs, initial, *, out=None, temp_storage=None, stream=None):

@@ -9,18 +9,17 @@ from ..runtime.arrays import device_array
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
 from . import params
-from .lookback import StatusStorage, status_bytes, status_value
-from .plan import DevicePlan, index_bits_for
+from .lookback import LookBackPlan
+from .plan import index_bits_for
 
 
-class ScanPlan(DevicePlan):
+class ScanPlan(LookBackPlan):
     """Reusable device scan (see :func:`gpulab.make_scan`)."""
 
     def __init__(self, kernel, types, device, *, exclusive=False, **options):
         super().__init__("scan", kernel, types, device, exclusive=exclusive, **options)
         self.element = self.types[0]
         self.exclusive = exclusive
-        self._status = StatusStorage()
 
     def kernel_fields(self, build, index_bits, uniforms):
         array = params.array_struct(index_bits)
@@ -28,13 +27,9 @@ class ScanPlan(DevicePlan):
                                 ("status", params.TILE_STATUS), ("epoch", np.uint32),
                                 ("initial", self.element.dtype), ("has_initial", np.bool_), ("u", uniforms)]}
 
-    def _tiles(self, n: int, prepared) -> int:
-        return -(-n // prepared.build.geometry.scan_tile)
-
-    def temp_storage_bytes(self, n: int) -> int:
-        """Bytes of tile status for ``n`` items (zero-fill them before first use)."""
-        prepared = self.prepared(32 if n <= 2**31 - 1 else 64, self.uniform_values())
-        return status_bytes(self._tiles(n, prepared), self.element.itemsize)
+    def status_value_size(self, prepared) -> int:
+        """A tile's aggregate is an element."""
+        return self.element.itemsize
 
     def __call__(self, xs, initial=None, *, out=None, temp_storage=None, stream=None):
         """Scan ``xs`` into ``out`` (allocated like ``xs`` if ``None``)."""
@@ -53,12 +48,11 @@ class ScanPlan(DevicePlan):
         prepared = self.prepared(index_bits_for(n, [array, destination]), uniform_values)
         if n == 0:
             return out
-        tiles = self._tiles(n, prepared)
         handle = stream_handle(stream)
-        address, nbytes, epoch = self._status.acquire(temp_storage, status_bytes(tiles, self.element.itemsize), handle)
+        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
         pack = prepared.pack("gpulab_scan")
         pack["in"], pack["n"], pack["out"] = params.array_value(array), n, params.array_value(destination)
-        pack["status"] = status_value(address, nbytes, self.element.itemsize)
+        pack["status"] = status
         pack["epoch"] = epoch
         pack["initial"] = np.asarray(initial if initial is not None else np.zeros((), self.element.dtype),
                                        dtype=self.element.dtype)
