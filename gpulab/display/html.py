@@ -163,19 +163,19 @@ def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int]
                 attrs += f' style="background-color:{colour}"'
                 number_style = f' style="background-image:linear-gradient({colour},{colour})"'
         rows.append(
-            f'<div class="gl-l"{attrs}><span class="gl-n"{number_style}>{first + i}</span>'
-            f'<span class="gl-c">{highlight_line(tokens)}</span></div>'
+            f'<span class="gl-l"{attrs}><span class="gl-n"{number_style}>{first + i}</span>'
+            f'<span class="gl-c">{highlight_line(tokens)}</span></span>'
         )
     if not rows:
-        rows.append('<div class="gl-empty">(empty)</div>')
+        rows.append('<span class="gl-empty">(empty)</span>')
     count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
     return (
         f'<div class="gl-pane" data-pane="{_esc(pane.get("id", ""))}" data-lang="{_esc(language)}">'
         f'<div class="gl-pt"><span>{_esc(pane.get("title") or pane.get("id") or "")}</span>'
         f'<span class="gl-muted">{count}</span></div>'
-        f'<div class="gl-sc"><div class="gl-ls" style="--gl-nw:{width + 1}ch">'
+        f'<div class="gl-sc"><pre class="gl-ls" style="--gl-nw:{width + 1}ch">'
         + "".join(rows)
-        + "</div></div></div>"
+        + "</pre></div></div>"
     )
 
 
@@ -371,13 +371,14 @@ _CSS = (
  padding:2px 8px;background:var(--gl-head);border-bottom:1px solid var(--gl-border)}
 & .gl-sc{max-height:32em;overflow:auto;position:relative;tab-size:4;-moz-tab-size:4;
  font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
-& .gl-ls{width:max-content;min-width:100%}
+& .gl-ls{width:max-content;min-width:100%;margin:0;padding:0;border:0;background:none;font:inherit;
+ overflow:visible;white-space:pre}
 & .gl-l{display:flex;white-space:pre}
 & .gl-n{position:sticky;left:0;flex:none;width:var(--gl-nw,4ch);padding:0 6px 0 4px;
  box-sizing:content-box;text-align:right;color:var(--gl-muted);background-color:var(--gl-bg);
  border-right:1px solid var(--gl-border);user-select:none;-webkit-user-select:none}
 & .gl-c{flex:1;padding:0 10px 0 6px}
-& .gl-empty{padding:4px 8px;color:var(--gl-muted)}
+& .gl-empty{display:block;padding:4px 8px;color:var(--gl-muted)}
 & .gl-l[data-k]:hover .gl-c,& .gl-l.gl-hot .gl-c{background-image:linear-gradient(var(--gl-hot),var(--gl-hot))}
 & .gl-l.gl-hot{outline:1px solid var(--gl-accent);outline-offset:-1px}
 & .gl-cmp{margin-top:8px;border-top:1px dashed var(--gl-border);padding-top:6px}

@@ -394,6 +394,21 @@ def test_minimal_bundle_renders():
     assert "(empty)" in render_html(b)
 
 
+
+def test_indentation_survives_an_nbconvert_html_export(bundle):
+    """nbconvert re-serialises output HTML and collapses spaces outside <pre>: code lines live in one."""
+    nbformat = pytest.importorskip("nbformat")
+    nbconvert = pytest.importorskip("nbconvert")
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("view")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": render_html(bundle)})]
+    notebook.cells = [cell]
+    exported, _ = nbconvert.HTMLExporter().from_notebook_node(notebook)
+    code = [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r'<span class="gl-c">(.*?)</span></span>', exported)]
+    assert "    c = a + b  # </div><script>alert(\"py\")</script>" in code
+    assert "    int i = blockIdx.x * blockDim.x + threadIdx.x;" in code
+
+
 # --- lexers -------------------------------------------------------------------------------------
 
 
