@@ -218,12 +218,13 @@ def latencies() -> dict:
     measure("cupy.cumsum", lambda: cupy.cumsum(xs, out=out))
     from cuda.bindings import driver
 
-    function = gpulab.runtime.module.load(reducer.prepared(32, ()).build, reducer.device).functions[
-        "gpulab_reduce"]
-    pack = reducer.prepared(32, ()).pack("gpulab_reduce")
+    prepared = reducer.prepared(32, ())
+    function, pack = prepared.module.functions["gpulab_reduce"], prepared.pack("gpulab_reduce")
     stream = cupy.cuda.get_current_stream().ptr
     measure("bare cuLaunchKernel (cuda.bindings, pre-packed)",
             lambda: driver.cuLaunchKernel(function, 1, 1, 1, 256, 1, 1, 0, stream, pack.address, 0))
+    measure("bare cuLaunchKernel (gpulab's launch(), pre-packed)",
+            lambda: gpulab.runtime.module.launch(prepared.kernels["gpulab_reduce"], 1, 256, stream, pack))
     try:
         import cuda.compute as cc
 

@@ -63,5 +63,5 @@ class FilterPlan(LookBackPlan):
         pack["status"] = status
         pack["epoch"] = epoch
         prepared.write_uniforms(pack, uniform_values)
-        launch(prepared.module.functions["gpulab_filter"], tiles, prepared.build.geometry.block_threads, handle, pack)
+        launch(prepared.kernels["gpulab_filter"], tiles, prepared.build.geometry.block_threads, handle, pack)
         return out, kept

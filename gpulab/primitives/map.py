@@ -12,6 +12,9 @@ from . import params
 from .plan import DevicePlan, index_bits_for
 
 
+INPUT_NAMES = tuple(f"in{i}" for i in range(8))  # parameter names of the inputs (map takes at most 3)
+
+
 class MapPlan(DevicePlan):
     """Reusable device map (see :func:`gpulab.make_map`)."""
 
@@ -20,8 +23,8 @@ class MapPlan(DevicePlan):
         self.iota = tuple(iota) or (False,) * len(types)
 
     def kernel_fields(self, build, index_bits, uniforms):
-        inputs = [(f"in{i}", params.IOTA_STRUCT if is_iota else params.array_struct(index_bits))
-                  for i, is_iota in enumerate(self.iota)]
+        inputs = [(name, params.IOTA_STRUCT if is_iota else params.array_struct(index_bits))
+                  for name, is_iota in zip(INPUT_NAMES, self.iota)]
         return {"gpulab_map": [*inputs, ("out", params.array_struct(index_bits)),
                                ("n", params.index_dtype(index_bits)), ("u", uniforms)]}
 
@@ -33,8 +36,8 @@ class MapPlan(DevicePlan):
         """Run on ``xs`` (device arrays or :class:`Iota`), writing ``out`` (allocated if ``None``)."""
         import cupy
 
-        n = _common_size(xs)
         arrays = [None if isinstance(x, Iota) else device_array(x, name=f"input {i}") for i, x in enumerate(xs)]
+        n = _common_size(xs, arrays)
         uniform_values = self.uniform_values()
         if out is None:
             out = cupy.empty(n, dtype=self.result_dtype())
@@ -46,20 +49,20 @@ class MapPlan(DevicePlan):
         if n == 0:
             return out
         pack = prepared.pack("gpulab_map")
-        for i, (x, array) in enumerate(zip(xs, arrays)):
-            pack[f"in{i}"] = (x.start,) if array is None else params.array_value(array)
+        for name, x, array in zip(INPUT_NAMES, xs, arrays):
+            pack[name] = (x.start,) if array is None else params.array_value(array)
         pack["out"] = params.array_value(destination)
         pack["n"] = n
         prepared.write_uniforms(pack, uniform_values)
         tile = prepared.build.geometry.tile
-        launch(prepared.module.functions["gpulab_map"], -(-n // tile), prepared.build.geometry.block_threads,
+        launch(prepared.kernels["gpulab_map"], -(-n // tile), prepared.build.geometry.block_threads,
                stream_handle(stream), pack)
         return out
 
 
-def _common_size(xs) -> int:
-    sizes = [len(x) if isinstance(x, Iota) else int(np.prod(x.shape, dtype=np.int64)) for x in xs]
-    if len(set(sizes)) > 1:
+def _common_size(xs, arrays) -> int:
+    sizes = [len(x) if array is None else array.size for x, array in zip(xs, arrays)]
+    if len(sizes) > 1 and len(set(sizes)) > 1:
         from ..errors import LengthMismatchError
 
         raise LengthMismatchError(f"map inputs must have equal lengths; got {sizes}")

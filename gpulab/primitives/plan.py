@@ -31,6 +31,7 @@ class Prepared:
     uniforms: np.dtype
     fields: dict
     local: threading.local
+    kernels: dict[str, int]  # kernel name -> CUfunction address, for launch()
 
     def write_uniforms(self, pack: ArgumentPack, values: tuple) -> None:
         """Write the uniforms' current values into ``pack`` (nothing to write when there are none)."""
@@ -69,16 +70,18 @@ class DevicePlan:
         self.types = tuple(types)
         self.device = device
         self.options = options
-        self._prepared: dict[tuple, Prepared] = {}
+        self._prepared: dict[object, Prepared] = {}
         self._lock = threading.Lock()
+        self._has_uniforms = bool(kernel.uniforms)
 
     def uniform_values(self) -> tuple:
         """The uniforms' current values."""
-        return self.kernel.uniform_values()
+        return self.kernel.uniform_values() if self._has_uniforms else ()
 
     def prepared(self, index_bits: int, uniform_values: tuple) -> Prepared:
         """The build for this index width and these uniforms' types, loaded (built on first use)."""
-        key = (index_bits, tuple(type(v) if not isinstance(v, np.generic) else v.dtype for v in uniform_values))
+        key = (index_bits, tuple(type(v) if not isinstance(v, np.generic) else v.dtype for v in uniform_values)
+               ) if uniform_values else index_bits
         prepared = self._prepared.get(key)
         if prepared is None:
             with self._lock:
@@ -93,7 +96,9 @@ class DevicePlan:
         build = build_for(spec)
         uniforms = params.uniforms_struct(build.uniforms)
         fields = self.kernel_fields(build, index_bits, uniforms)
-        return Prepared(build, load(build, self.device), uniforms, fields, threading.local())
+        module = load(build, self.device)
+        kernels = {name: module.address(name) for name in build.kernels}
+        return Prepared(build, module, uniforms, fields, threading.local(), kernels)
 
     def kernel_fields(self, build, index_bits: int, uniforms: np.dtype) -> dict:
         """Each kernel's parameters as ``[(name, dtype), ...]``; primitives override it."""
@@ -106,6 +111,11 @@ class DevicePlan:
 
 def index_bits_for(n: int, arrays: list[DeviceArray]) -> int:
     """32 when every size and offset fits in a signed 32-bit integer, else 64."""
-    largest = max([n, *(a.layout.max_offset(a.size) + 1 for a in arrays)])
-    largest = max(largest, *(abs(a.layout.outer_stride) for a in arrays)) if arrays else largest
+    largest = n
+    for array in arrays:
+        layout = array.layout
+        if layout.inner_stride == 1 and layout.inner_size == layout.outer_stride:  # contiguous
+            largest = max(largest, array.size)
+        else:
+            largest = max(largest, layout.max_offset(array.size) + 1, abs(layout.outer_stride))
     return 32 if largest <= INT32_MAX else 64

@@ -52,7 +52,7 @@ class ReducePlan(DevicePlan):
         out_pointer = device_array(out, name="output").pointer
         handle = stream_handle(stream)
         blocks = self.partial_count(n, prepared)
-        function, block_threads = prepared.module.functions["gpulab_reduce"], prepared.build.geometry.block_threads
+        function, block_threads = prepared.kernels["gpulab_reduce"], prepared.build.geometry.block_threads
         pack = prepared.pack("gpulab_reduce")
         pack["initial"] = initial_value
         prepared.write_uniforms(pack, uniform_values)

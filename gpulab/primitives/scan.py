@@ -58,5 +58,5 @@ class ScanPlan(LookBackPlan):
                                        dtype=self.element.dtype)
         pack["has_initial"] = initial is not None
         prepared.write_uniforms(pack, uniform_values)
-        launch(prepared.module.functions["gpulab_scan"], tiles, prepared.build.geometry.block_threads, handle, pack)
+        launch(prepared.kernels["gpulab_scan"], tiles, prepared.build.geometry.block_threads, handle, pack)
         return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -79,8 +80,12 @@ def device_array(x, *, name: str = "input") -> DeviceArray:
     HostArrayError
         When ``x`` lives in host memory: the message says how to move it.
     """
-    if type(x).__name__ == "ndarray" and type(x).__module__.startswith("cupy"):
+    cupy = sys.modules.get("cupy")  # a CuPy array exists only once CuPy is imported
+    if cupy is not None and isinstance(x, cupy.ndarray):
         # CuPy's attributes are cheaper than building its interface dict on every call.
+        if x.flags.c_contiguous:
+            size = x.size
+            return DeviceArray(x.data.ptr, x.dtype, x.shape, size, Layout(size, 1, size), x)
         return _view(x, x.data.ptr, x.dtype, x.shape, x.strides, name)
     if not is_device_array(x):
         raise HostArrayError(
