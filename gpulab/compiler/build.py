@@ -185,13 +185,15 @@ def run_pipeline(spec: BuildSpec) -> Build:
     with _stage(timings, "codegen"):
         generated = codegen.generate(
             spec.primitive, kernel.name, spec.target.arch, list(spec.inputs), operator.result,
-            list(spec.uniforms), iota=options.iota, index_bits=options.index_bits, exclusive=options.exclusive)
+            list(spec.uniforms), iota=options.iota, index_bits=options.index_bits, exclusive=options.exclusive,
+            lto=options.lto)
     with _stage(timings, "nvrtc"):
         kernel_code = nvrtc.compile_kernel(generated.text, spec.target, lto=options.lto,
                                            lineinfo=options.lineinfo, fma=options.fma)
     with _stage(timings, "link"):
         linked = link.link(kernel_code, operator.ltoir if options.lto else operator.ptx, spec.target,
-                           lto=options.lto, lineinfo=options.lineinfo, fma=options.fma)
+                           lto=options.lto, lineinfo=options.lineinfo, fma=options.fma,
+                           libraries=operator.libraries)
     with _stage(timings, "resources"):
         sources = linemap.Sources(kernel.compiled_filename, kernel.first_line, len(kernel.source.splitlines()))
         ptx, ptx_keys = linemap.map_ptx(linked.ptx, sources)

@@ -8,8 +8,10 @@ shared helpers, then the primitive's kernels. Templates live in
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from string import Template
 
 from ..types import ElementType, cxx_definitions
@@ -18,7 +20,9 @@ BLOCK_THREADS = 256
 UNROLL = 2  # measured on an H200: 2 vectors in flight per lane beat 4 and 8 (bench/results)
 SCAN_THREAD_BYTES = 64  # bytes each thread owns in scan and filter
 MAX_SCAN_ITEMS = 16
-TEMPLATE_VERSION = 6
+# Scan and filter registers are capped so that this many threads fit on an SM
+# (for items of up to 8 bytes; wider ones would spill under the cap).
+SCAN_RESIDENT_THREADS = 1536
 PRIMITIVES = ("map", "reduce", "scan", "filter")
 
 KERNELS = {
@@ -36,6 +40,15 @@ _PIECES = {
 }
 
 
+def fingerprint() -> str:
+    """A digest of what shapes generated code: this module, its tuning constants and the templates."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(repr((BLOCK_THREADS, UNROLL, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS, SCAN_RESIDENT_THREADS)).encode())
+    for template in sorted(resources.files(__package__).joinpath("templates").iterdir(), key=lambda t: t.name):
+        digest.update(template.name.encode() + template.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class Geometry:
     """How work is cut into threads, vectors and tiles (the host launches with it)."""
@@ -44,6 +57,7 @@ class Geometry:
     vec: int
     unroll: int
     scan_items: int
+    scan_min_blocks: int = 1  # blocks per SM that scan and filter registers must allow
 
     @property
     def tile(self) -> int:
@@ -65,19 +79,24 @@ class Source:
     geometry: Geometry
 
 
-def geometry_for(types: list[ElementType]) -> Geometry:
-    """Choose vector width and items per thread for the widest of ``types``."""
+def geometry_for(types: list[ElementType], *, lto: bool = True) -> Geometry:
+    """Choose vector width and items per thread for the widest of ``types``.
+
+    The register cap for scan and filter needs LTO: a separately compiled
+    operator may use more registers than a capped kernel can call.
+    """
     widest = max(t.itemsize for t in types)
     vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
     vec = 16 // widest if vectorisable else 1
     scan_items = max(1, min(MAX_SCAN_ITEMS, SCAN_THREAD_BYTES // widest))
     scan_items = max(vec, scan_items - scan_items % vec)
-    return Geometry(BLOCK_THREADS, vec, UNROLL, scan_items)
+    scan_min_blocks = max(1, SCAN_RESIDENT_THREADS // BLOCK_THREADS) if widest <= 8 and lto else 1
+    return Geometry(BLOCK_THREADS, vec, UNROLL, scan_items, scan_min_blocks)
 
 
 def generate(primitive: str, name: str, target: str, inputs: list[ElementType], result: ElementType,
              uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
-             exclusive: bool = False) -> Source:
+             exclusive: bool = False, lto: bool = True) -> Source:
     """Generate the CUDA C++ for one primitive around the operator ``gpulab_op``.
 
     Parameters
@@ -99,10 +118,12 @@ def generate(primitive: str, name: str, target: str, inputs: list[ElementType], 
         Width of indices and sizes.
     exclusive : bool
         For scan: exclusive instead of inclusive.
+    lto : bool
+        Whether the operator will be linked with link-time optimisation.
     """
     iota = tuple(iota) or (False,) * len(inputs)
     element_types = [*inputs, result]
-    geometry = geometry_for(element_types)
+    geometry = geometry_for(element_types, lto=lto)
     sections = [
         _header(primitive, name, target, index_bits),
         _constants(geometry, index_bits, exclusive),
@@ -143,6 +164,7 @@ def _constants(geometry: Geometry, index_bits: int, exclusive: bool) -> str:
         "#define TILE (BLOCK_THREADS * VEC * UNROLL)\n"
         f"#define SCAN_ITEMS {geometry.scan_items}  // contiguous items per thread in scan and filter\n"
         "#define SCAN_TILE (BLOCK_THREADS * SCAN_ITEMS)\n"
+        f"#define SCAN_MIN_BLOCKS {geometry.scan_min_blocks}  // blocks per SM scan and filter must fit\n"
         f"#define EXCLUSIVE {'true' if exclusive else 'false'}\n"
         f"typedef {index_type} index_t;\n"
     )

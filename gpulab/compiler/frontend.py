@@ -38,11 +38,15 @@ class Operator:
         The operator as LTO-IR (what ``lto=True`` links).
     result : ElementType
         The element type the wrapper stores.
+    libraries : tuple of bytes
+        LTO-IR of code that numba links with the operator (its float16
+        arithmetic, for example); linked with either form of the operator.
     """
 
     ptx: str
     ltoir: bytes | None
     result: ElementType
+    libraries: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
     """
     from numba import types as nbtypes
     from numba.cuda import compile as numba_compile
+    from numba.cuda import compile_all
 
     with _LOCK, _compiling_for(target, options), warnings.catch_warnings():
         _install_debuginfo_fix()
@@ -97,11 +102,23 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
             # it still compiles, only without Python line info.
             warnings.filterwarnings("ignore", message="Could not find source for function")
             ptx, _ = numba_compile(wrapper, signature, output="ptx", **common)
-            ltoir = numba_compile(wrapper, signature, output="ltoir", **common)[0] if lto else None
+            # Libraries come as LTO-IR only: numba's NVRTC step needs a driver for PTX.
+            ltoir, *libraries = compile_all(wrapper, signature, output="ltoir", **common)[0]
         except Exception as exc:  # numba raises many classes; all mean "your function"
             raise _frontend_error(kernel, exc) from None
     stored = result or _element_type_of(inferred[0], kernel)
-    return Operator(ptx=ptx, ltoir=ltoir, result=stored)
+    return Operator(ptx=ptx, ltoir=ltoir if lto else None, result=stored,
+                    libraries=tuple(_ltoir_of(library, kernel) for library in libraries))
+
+
+def _ltoir_of(library, kernel) -> bytes:
+    """The LTO-IR bytes of one of numba's extra link inputs."""
+    code = getattr(library, "code", library)  # cuda.core ObjectCode, or the bytes themselves
+    if getattr(library, "code_type", "ltoir") != "ltoir" or not isinstance(code, bytes):
+        raise FrontendError(
+            f"`{kernel.name}` calls code that numba links as {getattr(library, 'code_type', type(library).__name__)}; "
+            "gpulab links only LTO-IR. Call a function written in Python instead", kernel.location())
+    return code
 
 
 def _device_function(kernel):

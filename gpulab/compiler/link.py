@@ -62,7 +62,8 @@ def _read(handle, size_of, read) -> str:
     return _read_bytes(handle, size_of, read).rstrip(b"\x00").decode(errors="replace")
 
 
-def link(kernel: bytes, operator, target: Target, *, lto: bool, lineinfo: bool, fma: bool) -> Linked:
+def link(kernel: bytes, operator, target: Target, *, lto: bool, lineinfo: bool, fma: bool,
+         libraries=()) -> Linked:
     """Link the kernel with the operator for ``target``.
 
     Parameters
@@ -71,6 +72,8 @@ def link(kernel: bytes, operator, target: Target, *, lto: bool, lineinfo: bool, 
         NVRTC's LTO-IR (``lto``) or PTX.
     operator : bytes or str
         numba's LTO-IR (``lto``) or PTX.
+    libraries : sequence of bytes
+        LTO-IR that numba links with the operator (in both modes).
     lto : bool
         Link-time optimisation (the operator is inlined) or a PTX link (it
         stays a called function).
@@ -84,14 +87,17 @@ def link(kernel: bytes, operator, target: Target, *, lto: bool, lineinfo: bool, 
     nvjitlink = _nvjitlink()
     options = [f"-arch={target.arch}", "-verbose"] + (["-lineinfo"] if lineinfo else [])
     operator = operator.encode() if isinstance(operator, str) else operator
+    libraries = [(nvjitlink.InputType.LTOIR, library, f"library{i}") for i, library in enumerate(libraries)]
     if lto:
         # Optimise once to the whole kernel's PTX (which the view shows), then
         # assemble that PTX: the same steps nvJitLink takes inside one LTO link.
         lto_inputs = [(nvjitlink.InputType.LTOIR, kernel, "kernel"), (nvjitlink.InputType.LTOIR, operator, "operator")]
-        ptx, _ = _run(options + ["-lto", "-ptx", f"-fma={int(fma)}"], lto_inputs, want_ptx=True)
+        ptx, _ = _run(options + ["-lto", "-ptx", f"-fma={int(fma)}"], lto_inputs + libraries, want_ptx=True)
         inputs = [(nvjitlink.InputType.PTX, ptx.encode(), "kernel")]
     else:
         ptx = kernel.decode() + "\n" + operator.decode()
         inputs = [(nvjitlink.InputType.PTX, kernel, "kernel"), (nvjitlink.InputType.PTX, operator, "operator")]
+        inputs += libraries  # LTO-IR: optimised among themselves, still called from the PTX
+        options += ["-lto"] if libraries else []
     cubin, info = _run(options + [f"-Xptxas=--fmad={'true' if fma else 'false'}"], inputs, want_ptx=False)
     return Linked(cubin=cubin, ptx=ptx, info_log=info)

@@ -114,7 +114,7 @@ def toolchain_versions() -> dict:
 
     return {
         "gpulab": _distribution_version("gpulab") or "source",
-        "templates": codegen.TEMPLATE_VERSION,
+        "templates": codegen.fingerprint(),
         "numba-cuda": version("numba-cuda"),
         "nvrtc": _distribution_version("nvidia-cuda-nvrtc") or _library_version("nvrtc"),
         "nvjitlink": _distribution_version("nvidia-nvjitlink") or _library_version("link"),

@@ -128,6 +128,21 @@ def test_filter(kind, n):
     _assert_matches(gpulab.filter(op, cupy.asarray(data)), gpulab.filter(op, data, device="host"), kind)
 
 
+@pytest.mark.parametrize("n", [1000, 3 * 4096 + 17])
+def test_float16_links_numbas_half_arithmetic(n):
+    data = _data("float16", n)
+    on_device = cupy.asarray(data)
+    np.testing.assert_array_equal(cupy.asnumpy(gpulab.map(twice, on_device)), gpulab.map(twice, data, device="host"))
+    np.testing.assert_array_equal(cupy.asnumpy(gpulab.filter(positive, on_device)),
+                                  gpulab.filter(positive, data, device="host"))
+    # float16 sums round at every step: hold both orders to a float64 reference
+    reference = np.cumsum(data.astype(np.float64))
+    np.testing.assert_allclose(cupy.asnumpy(gpulab.scan(add, on_device)).astype(np.float64), reference,
+                               atol=0.02 * np.abs(reference).max() + 1)
+    np.testing.assert_allclose(float(gpulab.reduce(add, on_device, np.float16(0))), reference[-1],
+                               atol=0.02 * np.abs(reference).max() + 1)
+
+
 def test_reduce_keeps_order_for_a_non_commutative_operator():
     data = np.zeros(2**22, np.int32)
     data[[12345, 777777, 3000000]] = [7, 8, 9]

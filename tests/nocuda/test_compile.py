@@ -35,7 +35,7 @@ OPERATORS = {
     "scan": lambda t: (argmin if t is PAIR else add, (t, t)),
     "filter": lambda t: (is_clear if t == "bool" else (None if t is PAIR else positive), (t,)),
 }
-TYPES = ["int32", "int64", "float32", "float64", "bool", PAIR]
+TYPES = ["int32", "int64", "float16", "float32", "float64", "bool", PAIR]  # float16 links numba's fp16 library
 
 
 def _cases():

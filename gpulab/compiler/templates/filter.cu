@@ -4,11 +4,11 @@
 // gathered in shared memory in order, then written out contiguously. The
 // last tile writes how many items were kept in all.
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SCAN_MIN_BLOCKS)
 gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatus<index_t> status,
               unsigned int epoch, Uniforms u) {
     auto add = [](index_t a, index_t b) { return a + b; };
-    __shared__ alignas(16) value_t items[SCAN_TILE];
+    __shared__ alignas(16) value_t items[TILE_SLOTS];
     __shared__ index_t tile_kept, tile_prefix;
 
     const long long tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
@@ -21,11 +21,11 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
     // 1. Test this thread's items; keep them in registers.
     const int first = threadIdx.x * SCAN_ITEMS;
     value_t mine[SCAN_ITEMS];
+    read_row(items, count, mine);
     bool keep[SCAN_ITEMS];
     index_t kept = 0;
     #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
-        mine[j] = items[first + j < count ? first + j : 0];
         keep[j] = first + j < count && predicate(mine[j], u);
         kept += keep[j];
     }
@@ -39,7 +39,7 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
     // 3. Gather kept items at the front of the tile, in order.
     #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j)
-        if (keep[j]) items[position++] = mine[j];
+        if (keep[j]) items[slot(position++)] = mine[j];
 
     // 4. Where the tile's kept items go in the output.
     if (tile == 0) {
@@ -59,6 +59,6 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
     }
     __syncthreads();
 
-    for (int k = threadIdx.x; k < tile_kept; k += BLOCK_THREADS) store(out, tile_prefix + k, items[k]);
+    for (int k = threadIdx.x; k < tile_kept; k += BLOCK_THREADS) store(out, tile_prefix + k, items[slot(k)]);
     if (tile == tiles - 1 && threadIdx.x == 0) *kept_total = tile_prefix + tile_kept;
 }

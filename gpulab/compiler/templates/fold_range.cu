@@ -1,11 +1,12 @@
 // One warp folds items [begin, end) in order; the result is valid in lane 0
-// and `has` says whether there was any item. In a full warp tile of aligned,
-// contiguous input, lane l reads its own contiguous ITEMS (UNROLL vector
-// loads in flight), folds them, and one warp fold combines the lanes.
+// and `has` says whether there was any item. A full warp tile of aligned,
+// contiguous input is read in UNROLL coalesced rows of 32 vectors, all in
+// flight at once; lane l folds vector l of each row, then one warp fold per
+// row (the rows' folds are independent, so their shuffles overlap) combines
+// the lanes, and the rows are combined in order.
 template <typename In, typename Combine>
 __device__ __forceinline__ value_t warp_fold_range(const In& in, index_t begin, index_t end,
                                                    bool& has, Combine combine) {
-    constexpr int ITEMS = VEC * UNROLL;
     const int lane = lane_id();
     value_t acc = value_t();
     has = false;
@@ -16,13 +17,20 @@ __device__ __forceinline__ value_t warp_fold_range(const In& in, index_t begin, 
                 Vector<value_t, VEC> v[UNROLL];
                 #pragma unroll
                 for (int k = 0; k < UNROLL; ++k)
-                    v[k] = load_vector(in, tile + (index_t)lane * ITEMS + k * VEC);
-                value_t x = v[0].item[0];
+                    v[k] = load_vector(in, tile + (index_t)(k * WARP_THREADS + lane) * VEC);
+                value_t row[UNROLL];
                 #pragma unroll
-                for (int j = 1; j < ITEMS; ++j) x = combine(x, v[j / VEC].item[j % VEC]);
-                x = warp_fold(x, combine);
-                acc = has ? combine(acc, x) : x;
-                has = true;
+                for (int k = 0; k < UNROLL; ++k) {
+                    row[k] = v[k].item[0];
+                    #pragma unroll
+                    for (int j = 1; j < VEC; ++j) row[k] = combine(row[k], v[k].item[j]);
+                    row[k] = warp_fold(row[k], combine);
+                }
+                #pragma unroll
+                for (int k = 0; k < UNROLL; ++k) {
+                    acc = has ? combine(acc, row[k]) : row[k];
+                    has = true;
+                }
             }
         }
     }

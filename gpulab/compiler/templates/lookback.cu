@@ -18,33 +18,38 @@ struct TileStatus {
     unsigned int* next_tile;  // tile-id counter; the last tile resets it to 0
 };
 
-// Loads and stores that bypass L1, so other blocks' writes are seen.
+// Loads and stores that bypass L1, so other blocks' writes are seen: in
+// 32-bit words, or byte by byte for values of other sizes.
 template <typename T>
 __device__ __forceinline__ void store_cg(T* p, T value) {
-    constexpr int WORDS = (sizeof(T) + 3) / 4;
-    unsigned int words[WORDS] = {};
-    memcpy(words, &value, sizeof(T));
     if constexpr (sizeof(T) % 4 == 0) {
+        unsigned int words[sizeof(T) / 4];
+        memcpy(words, &value, sizeof(T));
         #pragma unroll
-        for (int w = 0; w < WORDS; ++w) __stcg(reinterpret_cast<unsigned int*>(p) + w, words[w]);
+        for (int w = 0; w < (int)(sizeof(T) / 4); ++w) __stcg(reinterpret_cast<unsigned int*>(p) + w, words[w]);
     } else {
-        *reinterpret_cast<volatile T*>(p) = value;
+        unsigned char bytes[sizeof(T)];
+        memcpy(bytes, &value, sizeof(T));
+        #pragma unroll
+        for (int b = 0; b < (int)sizeof(T); ++b) reinterpret_cast<volatile unsigned char*>(p)[b] = bytes[b];
     }
 }
 
 template <typename T>
 __device__ __forceinline__ T load_cg(const T* p) {
+    T value;
     if constexpr (sizeof(T) % 4 == 0) {
-        constexpr int WORDS = sizeof(T) / 4;
-        unsigned int words[WORDS];
+        unsigned int words[sizeof(T) / 4];
         #pragma unroll
-        for (int w = 0; w < WORDS; ++w) words[w] = __ldcg(reinterpret_cast<const unsigned int*>(p) + w);
-        T value;
+        for (int w = 0; w < (int)(sizeof(T) / 4); ++w) words[w] = __ldcg(reinterpret_cast<const unsigned int*>(p) + w);
         memcpy(&value, words, sizeof(T));
-        return value;
     } else {
-        return *reinterpret_cast<const volatile T*>(p);
+        unsigned char bytes[sizeof(T)];
+        #pragma unroll
+        for (int b = 0; b < (int)sizeof(T); ++b) bytes[b] = reinterpret_cast<const volatile unsigned char*>(p)[b];
+        memcpy(&value, bytes, sizeof(T));
     }
+    return value;
 }
 
 template <typename T>

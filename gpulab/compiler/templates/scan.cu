@@ -3,11 +3,11 @@
 // the block; the tile's prefix from its predecessors (look-back); each thread
 // rescans its items from its full prefix; store. Every fold is in order.
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SCAN_MIN_BLOCKS)
 gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsigned int epoch,
             value_t initial, bool has_initial, Uniforms u) {
     auto combine = [&](value_t a, value_t b) { return op(a, b, u); };
-    __shared__ alignas(16) value_t items[SCAN_TILE];
+    __shared__ alignas(16) value_t items[TILE_SLOTS];
     __shared__ value_t tile_aggregate, tile_prefix;
     __shared__ bool tile_has_prefix;
 
@@ -21,8 +21,12 @@ gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsign
     // 1. This thread's items and their fold.
     const int first = threadIdx.x * SCAN_ITEMS;
     const int mine = count - first < 0 ? 0 : (count - first < SCAN_ITEMS ? count - first : SCAN_ITEMS);
-    value_t total = items[first < count ? first : 0];
-    for (int j = 1; j < mine; ++j) total = combine(total, items[first + j]);
+    value_t row[SCAN_ITEMS];
+    read_row(items, count, row);
+    value_t total = row[0];
+    #pragma unroll
+    for (int j = 1; j < SCAN_ITEMS; ++j)
+        if (j < mine) total = combine(total, row[j]);
 
     // 2. The prefix of this thread within the tile.
     bool has;
@@ -58,13 +62,14 @@ gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsign
         prefix = has ? combine(tile_prefix, prefix) : tile_prefix;
         has = true;
     }
-    for (int j = 0; j < mine; ++j) {
-        const value_t item = items[first + j];
-        const value_t running = has ? combine(prefix, item) : item;
-        items[first + j] = EXCLUSIVE ? prefix : running;
+    #pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        const value_t running = has ? combine(prefix, row[j]) : row[j];
+        row[j] = EXCLUSIVE ? prefix : running;
         prefix = running;
         has = true;
     }
+    write_row(items, row);  // rows past the last item are written but never stored
     __syncthreads();
     store_tile(out, base, count, items);
 }

@@ -2,29 +2,61 @@
 // Scan and filter work on a tile of SCAN_TILE items: loaded striped (each
 // access coalesced, in 16-byte vectors when possible) into shared memory,
 // where thread t owns the SCAN_ITEMS contiguous items from t * SCAN_ITEMS.
+// Each thread's row is followed by one unused slot: without it, the rows of
+// neighbouring threads start in the same memory bank, and a warp reading
+// item j of every row waits for up to 16 bank conflicts.
+
+#define TILE_SLOTS (SCAN_TILE + BLOCK_THREADS)
+
+// Where item k of the tile lives in shared memory.
+__device__ __forceinline__ int slot(int k) { return k + k / SCAN_ITEMS; }
 
 template <typename T, typename In>
 __device__ __forceinline__ void load_tile(const In& in, index_t base, int count, T* tile) {
     if constexpr (VEC > 1) {
         if (count == SCAN_TILE && can_vectorize(in)) {
-            for (int k = threadIdx.x; k < SCAN_TILE / VEC; k += BLOCK_THREADS)
-                reinterpret_cast<Vector<T, VEC>*>(tile)[k] = load_vector(in, base + (index_t)k * VEC);
+            #pragma unroll
+            for (int k = threadIdx.x; k < SCAN_TILE / VEC; k += BLOCK_THREADS) {
+                const Vector<T, VEC> v = load_vector(in, base + (index_t)k * VEC);
+                #pragma unroll
+                for (int j = 0; j < VEC; ++j) tile[slot(k * VEC + j)] = v.item[j];
+            }
             return;
         }
     }
-    for (int k = threadIdx.x; k < count; k += BLOCK_THREADS) tile[k] = load(in, base + k);
+    for (int k = threadIdx.x; k < count; k += BLOCK_THREADS) tile[slot(k)] = load(in, base + k);
 }
 
 template <typename T>
 __device__ __forceinline__ void store_tile(const Output& out, index_t base, int count, const T* tile) {
     if constexpr (VEC > 1) {
         if (count == SCAN_TILE && can_vectorize(out)) {
-            for (int k = threadIdx.x; k < SCAN_TILE / VEC; k += BLOCK_THREADS)
-                store_vector(out, base + (index_t)k * VEC, reinterpret_cast<const Vector<T, VEC>*>(tile)[k]);
+            #pragma unroll
+            for (int k = threadIdx.x; k < SCAN_TILE / VEC; k += BLOCK_THREADS) {
+                Vector<T, VEC> v;
+                #pragma unroll
+                for (int j = 0; j < VEC; ++j) v.item[j] = tile[slot(k * VEC + j)];
+                store_vector(out, base + (index_t)k * VEC, v);
+            }
             return;
         }
     }
-    for (int k = threadIdx.x; k < count; k += BLOCK_THREADS) store(out, base + k, tile[k]);
+    for (int k = threadIdx.x; k < count; k += BLOCK_THREADS) store(out, base + k, tile[slot(k)]);
+}
+
+// This thread's row: its SCAN_ITEMS items (those past `count` are copies of item 0).
+template <typename T>
+__device__ __forceinline__ void read_row(const T* tile, int count, T (&row)[SCAN_ITEMS]) {
+    const int first = threadIdx.x * SCAN_ITEMS;
+    #pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = tile[first + j < count ? first + j + threadIdx.x : 0];
+}
+
+template <typename T>
+__device__ __forceinline__ void write_row(T* tile, const T (&row)[SCAN_ITEMS]) {
+    const int first = threadIdx.x * (SCAN_ITEMS + 1);
+    #pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) tile[first + j] = row[j];
 }
 
 // Each thread's exclusive prefix within the block, from its own total:
