@@ -6,7 +6,7 @@ import ctypes
 import functools
 import struct
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,16 +42,21 @@ class LoadedModule:
     handle: object
     functions: dict[str, object]
     device: Device
+    _occupancy: dict = field(default_factory=dict, repr=False)
 
     def address(self, kernel: str) -> int:
         """The ``CUfunction`` handle of ``kernel`` as an integer (what :func:`launch` takes)."""
         return int(self.functions[kernel])
 
     def occupancy(self, kernel: str, block_threads: int) -> int:
-        """How many blocks of ``kernel`` fit on one SM at once."""
-        from cuda.bindings import driver
+        """How many blocks of ``kernel`` fit on one SM at once (asked of the driver once)."""
+        found = self._occupancy.get((kernel, block_threads))
+        if found is None:
+            from cuda.bindings import driver
 
-        return _check(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(self.functions[kernel], block_threads, 0))
+            found = _check(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(self.functions[kernel], block_threads, 0))
+            self._occupancy[(kernel, block_threads)] = found
+        return found
 
 
 def load(build, device: Device) -> LoadedModule:

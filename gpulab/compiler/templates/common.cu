@@ -24,37 +24,30 @@ struct alignas(sizeof(T) * N) Vector {
 };
 
 // Warp shuffles of any trivially copyable type, one 32-bit word at a time.
-template <typename T>
-__device__ __forceinline__ T shuffle_down(T value, int delta) {
+template <typename T, typename Shuffle>
+__device__ __forceinline__ T shuffle_words(T value, Shuffle shuffle) {
     constexpr int WORDS = (sizeof(T) + 3) / 4;
     unsigned int words[WORDS] = {};
     memcpy(words, &value, sizeof(T));
     #pragma unroll
-    for (int w = 0; w < WORDS; ++w) words[w] = __shfl_down_sync(0xffffffffu, words[w], delta);
+    for (int w = 0; w < WORDS; ++w) words[w] = shuffle(words[w]);
     memcpy(&value, words, sizeof(T));
     return value;
+}
+
+template <typename T>
+__device__ __forceinline__ T shuffle_down(T value, int delta) {
+    return shuffle_words(value, [delta](unsigned int w) { return __shfl_down_sync(0xffffffffu, w, delta); });
 }
 
 template <typename T>
 __device__ __forceinline__ T shuffle_up(T value, int delta) {
-    constexpr int WORDS = (sizeof(T) + 3) / 4;
-    unsigned int words[WORDS] = {};
-    memcpy(words, &value, sizeof(T));
-    #pragma unroll
-    for (int w = 0; w < WORDS; ++w) words[w] = __shfl_up_sync(0xffffffffu, words[w], delta);
-    memcpy(&value, words, sizeof(T));
-    return value;
+    return shuffle_words(value, [delta](unsigned int w) { return __shfl_up_sync(0xffffffffu, w, delta); });
 }
 
 template <typename T>
 __device__ __forceinline__ T shuffle_index(T value, int lane) {
-    constexpr int WORDS = (sizeof(T) + 3) / 4;
-    unsigned int words[WORDS] = {};
-    memcpy(words, &value, sizeof(T));
-    #pragma unroll
-    for (int w = 0; w < WORDS; ++w) words[w] = __shfl_sync(0xffffffffu, words[w], lane);
-    memcpy(&value, words, sizeof(T));
-    return value;
+    return shuffle_words(value, [lane](unsigned int w) { return __shfl_sync(0xffffffffu, w, lane); });
 }
 
 __device__ __forceinline__ int lane_id() { return threadIdx.x % WARP_THREADS; }

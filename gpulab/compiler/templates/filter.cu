@@ -11,12 +11,8 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
     __shared__ alignas(16) value_t items[TILE_SLOTS];
     __shared__ index_t tile_kept, tile_prefix;
 
-    const long long tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
-    const long long tile = next_tile_id(status, tiles);
-    const index_t base = (index_t)tile * SCAN_TILE;
-    const int count = n - base < SCAN_TILE ? (int)(n - base) : SCAN_TILE;
-    load_tile(in, base, count, items);
-    __syncthreads();
+    const Tile tile = claim_tile(status, in, n, items);
+    const int count = tile.count;
 
     // 1. Test this thread's items; keep them in registers.
     const int first = threadIdx.x * SCAN_ITEMS;
@@ -42,23 +38,23 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
         if (keep[j]) items[slot(position++)] = mine[j];
 
     // 4. Where the tile's kept items go in the output.
-    if (tile == 0) {
+    if (tile.id == 0) {
         if (threadIdx.x == 0) {
             tile_prefix = 0;
             publish(status, 0, epoch, STATUS_INCLUSIVE, tile_kept);
         }
     } else {
-        if (threadIdx.x == 0) publish(status, tile, epoch, STATUS_AGGREGATE, tile_kept);
+        if (threadIdx.x == 0) publish(status, tile.id, epoch, STATUS_AGGREGATE, tile_kept);
         if (warp_id() == 0) {
-            const index_t before = look_back(status, tile, epoch, add);
+            const index_t before = look_back(status, tile.id, epoch, add);
             if (threadIdx.x == 0) {
                 tile_prefix = before;
-                publish(status, tile, epoch, STATUS_INCLUSIVE, before + tile_kept);
+                publish(status, tile.id, epoch, STATUS_INCLUSIVE, before + tile_kept);
             }
         }
     }
     __syncthreads();
 
     for (int k = threadIdx.x; k < tile_kept; k += BLOCK_THREADS) store(out, tile_prefix + k, items[slot(k)]);
-    if (tile == tiles - 1 && threadIdx.x == 0) *kept_total = tile_prefix + tile_kept;
+    if (tile.id == tile.tiles - 1 && threadIdx.x == 0) *kept_total = tile_prefix + tile_kept;
 }

@@ -106,3 +106,24 @@ __device__ __forceinline__ long long next_tile_id(const TileStatus<T>& status, l
     __syncthreads();
     return id;
 }
+
+// The tile a block works on: its id, the number of tiles, its first item and its item count.
+struct Tile {
+    long long id;
+    long long tiles;
+    index_t base;
+    int count;
+};
+
+// Take the next tile and load its items into shared memory (`items`).
+template <typename S, typename In, typename T>
+__device__ __forceinline__ Tile claim_tile(const TileStatus<S>& status, const In& in, index_t n, T* items) {
+    Tile tile;
+    tile.tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
+    tile.id = next_tile_id(status, tile.tiles);
+    tile.base = (index_t)tile.id * SCAN_TILE;
+    tile.count = n - tile.base < SCAN_TILE ? (int)(n - tile.base) : SCAN_TILE;
+    load_tile(in, tile.base, tile.count, items);
+    __syncthreads();
+    return tile;
+}

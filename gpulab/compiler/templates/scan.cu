@@ -11,12 +11,8 @@ gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsign
     __shared__ value_t tile_aggregate, tile_prefix;
     __shared__ bool tile_has_prefix;
 
-    const long long tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
-    const long long tile = next_tile_id(status, tiles);
-    const index_t base = (index_t)tile * SCAN_TILE;
-    const int count = n - base < SCAN_TILE ? (int)(n - base) : SCAN_TILE;
-    load_tile(in, base, count, items);
-    __syncthreads();
+    const Tile tile = claim_tile(status, in, n, items);
+    const int count = tile.count;
 
     // 1. This thread's items and their fold.
     const int first = threadIdx.x * SCAN_ITEMS;
@@ -35,24 +31,24 @@ gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsign
     // 3. The tile's prefix: the initial value for tile 0, else the look-back.
     if (mine > 0 && first + mine == count) {  // the last thread holding items
         tile_aggregate = has ? combine(prefix, total) : total;
-        if (tile == 0)
+        if (tile.id == 0)
             publish(status, 0, epoch, STATUS_INCLUSIVE,
                     has_initial ? combine(initial, tile_aggregate) : tile_aggregate);
         else
-            publish(status, tile, epoch, STATUS_AGGREGATE, tile_aggregate);
+            publish(status, tile.id, epoch, STATUS_AGGREGATE, tile_aggregate);
     }
     __syncthreads();
-    if (tile == 0) {
+    if (tile.id == 0) {
         if (threadIdx.x == 0) {
             tile_prefix = initial;
             tile_has_prefix = has_initial;
         }
     } else if (warp_id() == 0) {
-        const value_t before = look_back(status, tile, epoch, combine);
+        const value_t before = look_back(status, tile.id, epoch, combine);
         if (threadIdx.x == 0) {
             tile_prefix = before;
             tile_has_prefix = true;
-            publish(status, tile, epoch, STATUS_INCLUSIVE, combine(before, tile_aggregate));
+            publish(status, tile.id, epoch, STATUS_INCLUSIVE, combine(before, tile_aggregate));
         }
     }
     __syncthreads();
@@ -71,5 +67,5 @@ gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsign
     }
     write_row(items, row);  // rows past the last item are written but never stored
     __syncthreads();
-    store_tile(out, base, count, items);
+    store_tile(out, tile.base, count, items);
 }
