@@ -16,10 +16,11 @@ __device__ __forceinline__ void load_tile(const In& in, index_t base, int count,
     if constexpr (VEC > 1) {
         if (count == SCAN_TILE && can_vectorize(in)) {
             #pragma unroll
-            for (int k = threadIdx.x; k < SCAN_TILE / VEC; k += BLOCK_THREADS) {
+            for (int r = 0; r < SCAN_ITEMS / VEC; ++r) {  // every load in flight at once
+                const int k = r * BLOCK_THREADS + threadIdx.x;
                 const Vector<T, VEC> v = load_vector(in, base + (index_t)k * VEC);
                 #pragma unroll
-                for (int j = 0; j < VEC; ++j) tile[slot(k * VEC + j)] = v.item[j];
+                for (int j = 0; j < VEC; ++j) tile[slot(k * VEC) + j] = v.item[j];  // a vector stays in one row
             }
             return;
         }
@@ -32,10 +33,11 @@ __device__ __forceinline__ void store_tile(const Output& out, index_t base, int 
     if constexpr (VEC > 1) {
         if (count == SCAN_TILE && can_vectorize(out)) {
             #pragma unroll
-            for (int k = threadIdx.x; k < SCAN_TILE / VEC; k += BLOCK_THREADS) {
+            for (int r = 0; r < SCAN_ITEMS / VEC; ++r) {
+                const int k = r * BLOCK_THREADS + threadIdx.x;
                 Vector<T, VEC> v;
                 #pragma unroll
-                for (int j = 0; j < VEC; ++j) v.item[j] = tile[slot(k * VEC + j)];
+                for (int j = 0; j < VEC; ++j) v.item[j] = tile[slot(k * VEC) + j];
                 store_vector(out, base + (index_t)k * VEC, v);
             }
             return;
@@ -48,8 +50,14 @@ __device__ __forceinline__ void store_tile(const Output& out, index_t base, int 
 template <typename T>
 __device__ __forceinline__ void read_row(const T* tile, int count, T (&row)[SCAN_ITEMS]) {
     const int first = threadIdx.x * SCAN_ITEMS;
-    #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = tile[first + j < count ? first + j + threadIdx.x : 0];
+    const T* mine = tile + threadIdx.x * (SCAN_ITEMS + 1);
+    if (count == SCAN_TILE) {
+        #pragma unroll
+        for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = mine[j];
+    } else {
+        #pragma unroll
+        for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = first + j < count ? mine[j] : tile[0];
+    }
 }
 
 template <typename T>
