@@ -36,8 +36,15 @@ def add(a, b):
     return a + b
 
 
-def times_two_plus_one(x):
+def times_two_plus_one_f32(x: gpulab.f32) -> gpulab.f32:
     return x * 2 + 1
+
+
+def times_two_plus_one_i32(x: gpulab.i32) -> gpulab.i32:
+    return x * 2 + 1
+
+
+MAP_OPS = {"float32": times_two_plus_one_f32, "int32": times_two_plus_one_i32}  # results keep the input type
 
 
 def is_positive(x):
@@ -123,7 +130,7 @@ def throughput(table: Table, dtype: str) -> None:
     zero = np.zeros((), xs.dtype)[()]
 
     table.try_add("device-to-device copy (read+write)", dtype, 2 * size, lambda: out.__setitem__(Ellipsis, xs))
-    mapper = gpulab.make_map(times_two_plus_one, xs)
+    mapper = gpulab.make_map(MAP_OPS[dtype], xs)
     mapped = cupy.empty(N, mapper.result_dtype())
     table.try_add("gpulab map x*2+1 (r+w)", dtype, size + mapped.nbytes, lambda: mapper(xs, out=mapped))
     reducer = gpulab.make_reduce(add, xs)
@@ -205,12 +212,12 @@ def latencies() -> dict:
             result[name] = f"error: {type(exc).__name__}: {exc}"[:200]
 
     reducer = gpulab.make_reduce(add, xs)
-    mapper = gpulab.make_map(times_two_plus_one, xs)
+    mapper = gpulab.make_map(times_two_plus_one_f32, xs)
     scanner = gpulab.make_scan(add, xs)
     measure("gpulab make_reduce, reused", lambda: reducer(xs, zero, out=scalar))
     measure("gpulab reduce one-shot", lambda: gpulab.reduce(add, xs, zero))
     measure("gpulab make_map, reused", lambda: mapper(xs, out=out))
-    measure("gpulab map one-shot", lambda: gpulab.map(times_two_plus_one, xs))
+    measure("gpulab map one-shot", lambda: gpulab.map(times_two_plus_one_f32, xs))
     measure("gpulab make_scan, reused", lambda: scanner(xs, out=out))
     measure("cupy.sum", lambda: cupy.sum(xs, out=scalar))
     elementwise = cupy.ElementwiseKernel("T x", "T y", "y = x * 2 + 1", "times_two_plus_one")
@@ -223,8 +230,6 @@ def latencies() -> dict:
     stream = cupy.cuda.get_current_stream().ptr
     measure("bare cuLaunchKernel (cuda.bindings, pre-packed)",
             lambda: driver.cuLaunchKernel(function, 1, 1, 1, 256, 1, 1, 0, stream, pack.address, 0))
-    measure("bare cuLaunchKernel (gpulab's launch(), pre-packed)",
-            lambda: gpulab.runtime.module.launch(prepared.kernels["gpulab_reduce"], 1, 256, stream, pack))
     try:
         import cuda.compute as cc
 

@@ -19,6 +19,9 @@ export type Links = Record<string, Record<string, readonly string[]>>;
 
 export interface IKernelResources {
   registers?: number;
+  /** Theoretical occupancy on the build's target (0-1) and the blocks per SM behind it. */
+  occupancy?: number;
+  blocks_per_sm?: number;
   shared_bytes?: number;
   stack_bytes?: number;
   spill_stores?: number;

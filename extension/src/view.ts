@@ -936,7 +936,7 @@ export class BuildView implements IPaneHost {
       const table = h(doc, 'table', 'gpulab-resources');
       const thead = h(doc, 'thead');
       const hr = h(doc, 'tr');
-      for (const t of ['kernel', 'registers', 'shared', 'stack', 'spill stores', 'spill loads']) {
+      for (const t of ['kernel', 'registers', 'shared', 'stack', 'spill stores', 'spill loads', 'occupancy']) {
         hr.appendChild(h(doc, 'th', undefined, t));
       }
       thead.appendChild(hr);
@@ -952,7 +952,9 @@ export class BuildView implements IPaneHost {
           ['shared_bytes', formatBytes(r.shared_bytes)],
           ['stack_bytes', formatBytes(r.stack_bytes)],
           ['spill_stores', num(r.spill_stores)],
-          ['spill_loads', num(r.spill_loads)]
+          ['spill_loads', num(r.spill_loads)],
+          ['occupancy', r.occupancy === undefined ? '–'
+            : `${Math.round(r.occupancy * 100)}% · ${num(r.blocks_per_sm)} blocks/SM`]
         ];
         for (const [field, text] of cells) {
           const td = h(doc, 'td', undefined, text);

@@ -18,7 +18,7 @@ from pygments.token import STANDARD_TYPES
 
 from gpulab.display.lexers import tokens_by_line
 from gpulab.display.palette import colour_of
-from gpulab.display.text import format_ms, lto_label, total_seconds
+from gpulab.display.text import format_ms, lto_label, occupancy_label, total_seconds
 
 __all__ = ["render_html", "highlight_line"]
 
@@ -205,7 +205,7 @@ def _render_stats(bundle: dict) -> str:
     if resources:
         cells = ['<span class="gl-th">kernel</span><span class="gl-th">registers</span>'
                  '<span class="gl-th">shared B</span><span class="gl-th">stack B</span>'
-                 '<span class="gl-th">spills st/ld</span>']
+                 '<span class="gl-th">spills st/ld</span><span class="gl-th">occupancy</span>']
         for kernel, res in resources.items():
             res = res if isinstance(res, dict) else {}
             spills = (res.get("spill_stores", 0) or 0, res.get("spill_loads", 0) or 0)
@@ -216,6 +216,7 @@ def _render_stats(bundle: dict) -> str:
                 f'<span>{_esc(res.get("shared_bytes", "?"))}</span>'
                 f'<span>{_esc(res.get("stack_bytes", "?"))}</span>'
                 f'<span class="gl-sp{warn}">{_esc(spills[0])} / {_esc(spills[1])}</span>'
+                + _occupancy_cell(res)
             )
         parts.append(f'<div class="gl-res">{"".join(cells)}</div>')
     stats = bundle.get("stats") or {}
@@ -232,6 +233,14 @@ def _render_stats(bundle: dict) -> str:
         parts.append(f'<div class="gl-row">build <b>{_esc(format_ms(total_seconds(timings)))} ms</b>'
                      f' <span class="gl-muted">({stages} ms)</span></div>')
     return "".join(parts)
+
+
+def _occupancy_cell(res: dict) -> str:
+    """``75% · 6 blocks``, with what limits it as a tooltip (``–`` for a target gpulab has no limits for)."""
+    if "occupancy" not in res:
+        return '<span class="gl-muted">–</span>'
+    title = f'blocks per SM limited by {res.get("occupancy_limit", "?")}'
+    return (f'<span title="{_esc(title)}">{_esc(occupancy_label(res))}</span>')
 
 
 def _render_header(bundle: dict) -> str:
@@ -354,7 +363,7 @@ _CSS = (
 & .gl-chip.gl-on{color:var(--gl-ok);border-color:var(--gl-ok)}
 & .gl-chip.gl-off{color:var(--gl-warn);border-color:var(--gl-warn)}
 & .gl-muted{color:var(--gl-muted);font-size:12px}
-& .gl-res{display:grid;grid-template-columns:minmax(0,max-content) repeat(4,max-content);
+& .gl-res{display:grid;grid-template-columns:minmax(0,max-content) repeat(5,max-content);
  column-gap:16px;font-size:12px;margin:2px 0 4px 0}
 & .gl-res>span{text-align:right;font-variant-numeric:tabular-nums}
 & .gl-res>span.gl-kn{text-align:left;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;

@@ -67,11 +67,19 @@ def resource_summary(res: Any) -> str:
     def get(name: str) -> Any:
         return res.get(name, "?")
 
-    return (
+    summary = (
         f"{get('registers')} registers, {get('shared_bytes')} B shared, "
         f"{get('stack_bytes')} B stack, "
         f"spills {get('spill_stores')} st / {get('spill_loads')} ld"
     )
+    if "occupancy" in res:
+        summary += f", occupancy {occupancy_label(res)} (limited by {res.get('occupancy_limit', '?')})"
+    return summary
+
+
+def occupancy_label(res: dict) -> str:
+    """A kernel's theoretical occupancy as ``"75% · 6 blocks/SM"``."""
+    return f"{res['occupancy']:.0%} · {res.get('blocks_per_sm', '?')} blocks/SM"
 
 
 def _build_lines(bundle: dict, indent: str) -> list[str]:

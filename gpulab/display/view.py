@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..compiler.build import Build
+from ..compiler.occupancy import occupancy
 from .html import render_html
 from .text import render_text
 
@@ -43,12 +44,18 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dic
             for pane in panes
         ],
         "links": {pane: links[pane] for pane in panes},
-        "resources": {name: r.as_dict() for name, r in build.resources.items()},
+        "resources": {name: _with_occupancy(build, r) for name, r in build.resources.items()},
         "timings": dict(build.timings),
         "stats": {"sass_instructions": build.sass_instructions, "sass_calls": build.sass_calls,
                   "operator_calls": build.operator_calls, "ptx_lines": len(build.ptx.splitlines())},
         "compare": bundle_of(compare, panes=panes) if compare is not None else None,
     }
+
+
+def _with_occupancy(build, resources) -> dict:
+    """A kernel's resources, with its theoretical occupancy on the build's target where gpulab knows it."""
+    found = occupancy(build.target, build.geometry.block_threads, resources.registers, resources.shared_bytes)
+    return {**resources.as_dict(), **(found.as_dict() if found else {})}
 
 
 class BuildView:

@@ -9,7 +9,7 @@ from ..runtime.module import launch
 from ..runtime.streams import stream_handle
 from . import params
 from .lookback import LookBackPlan
-from .plan import index_bits_for
+from .plan import index_bits_for, require
 
 
 class FilterPlan(LookBackPlan):
@@ -40,18 +40,16 @@ class FilterPlan(LookBackPlan):
         """
         import cupy
 
-        array = device_array(xs, name="input")
+        array = require(device_array(xs, name="input"), self.element.dtype, "input")
         n = array.size
         if out is None:
             out = cupy.empty(n, dtype=self.element.dtype)
         if kept is None:
             kept = cupy.zeros((), dtype=np.int64)
-        destination = device_array(out, name="output")
+        destination = require(device_array(out, name="output"), self.element.dtype, "output", n)
         uniform_values = self.uniform_values()
         prepared = self.prepared(index_bits_for(n, [array, destination]), uniform_values)
-        kept_view = device_array(kept, name="kept")
-        if kept_view.dtype != np.int64:
-            raise ValueError("kept must be an int64 0-d device array")
+        kept_view = require(device_array(kept, name="kept"), np.dtype(np.int64), "kept count", 1)
         if n == 0:
             kept.fill(0)
             return out, kept

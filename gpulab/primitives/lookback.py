@@ -1,7 +1,8 @@
 """Tile status storage for the single-pass (decoupled look-back) kernels.
 
 Layout of the temporary storage: the tile counter, then per tile a status
-word, an aggregate and an inclusive prefix. Status words carry the launch's
+word, an aggregate and an inclusive prefix (values of at most 4 bytes are
+packed into 64-bit status words instead). Status words carry the launch's
 epoch, so the storage is zeroed once, when allocated, never between launches.
 The layout is cut for as many tiles as the *buffer* holds, not for one
 launch: status words then always live at the same place, and a value written
@@ -18,18 +19,31 @@ from ..runtime.arrays import device_array
 from .plan import DevicePlan, index_bits_for
 
 
+PACKED_VALUE_BYTES = 4  # values this small travel in a 64-bit status word (lookback.cu)
+
+
 def _align(n: int) -> int:
     return -(-n // 16) * 16
 
 
+def _word_bytes(value_size: int) -> int:
+    return 8 if value_size <= PACKED_VALUE_BYTES else 4
+
+
+def _values_bytes(tiles: int, value_size: int) -> int:
+    """The aggregate and inclusive arrays (none when values are packed into the status words)."""
+    return 0 if value_size <= PACKED_VALUE_BYTES else 2 * _align(value_size * tiles)
+
+
 def status_bytes(tiles: int, value_size: int) -> int:
     """Bytes of tile status for ``tiles`` tiles of values of ``value_size`` bytes."""
-    return 16 + _align(4 * tiles) + 2 * _align(value_size * tiles)
+    return 16 + _align(_word_bytes(value_size) * tiles) + _values_bytes(tiles, value_size)
 
 
 def capacity(nbytes: int, value_size: int) -> int:
     """How many tiles' status a buffer of ``nbytes`` holds."""
-    tiles = max(0, (nbytes - 16) // (4 + 2 * value_size))
+    per_tile = _word_bytes(value_size) + (0 if value_size <= PACKED_VALUE_BYTES else 2 * value_size)
+    tiles = max(0, (nbytes - 16) // per_tile)
     while tiles and status_bytes(tiles, value_size) > nbytes:
         tiles -= 1
     return tiles
@@ -72,8 +86,8 @@ def status_value(address: int, nbytes: int, value_size: int) -> tuple[int, int, 
     """The ``TileStatus`` fields (flags, aggregate, inclusive, next_tile) of the ``nbytes`` at ``address``."""
     tiles = capacity(nbytes, value_size)
     flags = address + 16
-    aggregate = flags + _align(4 * tiles)
-    inclusive = aggregate + _align(value_size * tiles)
+    aggregate = flags + _align(_word_bytes(value_size) * tiles)
+    inclusive = aggregate + _align(value_size * tiles)  # both unused when values are packed
     return (flags, aggregate, inclusive, address)
 
 

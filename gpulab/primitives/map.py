@@ -9,7 +9,7 @@ from ..runtime.arrays import device_array
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
 from . import params
-from .plan import DevicePlan, index_bits_for
+from .plan import DevicePlan, index_bits_for, require
 
 
 INPUT_NAMES = tuple(f"in{i}" for i in range(8))  # parameter names of the inputs (map takes at most 3)
@@ -36,14 +36,15 @@ class MapPlan(DevicePlan):
         """Run on ``xs`` (device arrays or :class:`Iota`), writing ``out`` (allocated if ``None``)."""
         import cupy
 
-        arrays = [None if isinstance(x, Iota) else device_array(x, name=f"input {i}") for i, x in enumerate(xs)]
+        arrays = [None if isinstance(x, Iota) else require(device_array(x, name=f"input {i}"), element.dtype,
+                                                            f"input {i}")
+                  for i, (x, element) in enumerate(zip(xs, self.types))]
         n = _common_size(xs, arrays)
         uniform_values = self.uniform_values()
+        result = self.result_dtype()
         if out is None:
-            out = cupy.empty(n, dtype=self.result_dtype())
-        destination = device_array(out, name="output")
-        if destination.size != n:
-            raise ValueError(f"out has {destination.size} items; the inputs have {n}")
+            out = cupy.empty(n, dtype=result)
+        destination = require(device_array(out, name="output"), result, "output", n)
         present = [a for a in arrays if a is not None]
         prepared = self.prepared(index_bits_for(n, [*present, destination]), uniform_values)
         if n == 0:

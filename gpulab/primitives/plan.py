@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.build import build_for, make_spec
+from ..errors import KernelTypeError
 from ..kernel import Kernel
 from ..runtime.arrays import DeviceArray
 from ..runtime.devices import Device
@@ -119,3 +120,22 @@ def index_bits_for(n: int, arrays: list[DeviceArray]) -> int:
         else:
             largest = max(largest, layout.max_offset(array.size) + 1, abs(layout.outer_stride))
     return 32 if largest <= INT32_MAX else 64
+
+
+def require(array: DeviceArray, dtype: np.dtype, name: str, size: int | None = None) -> DeviceArray:
+    """Check a device array's element type (and item count) against what the kernel reads or writes.
+
+    Raises
+    ------
+    KernelTypeError
+        The element type differs: the kernel would read or write the wrong bytes.
+    ValueError
+        The item count differs.
+    """
+    if array.dtype != dtype:
+        raise KernelTypeError(
+            f"the {name} holds {array.dtype}, but this kernel was built for {np.dtype(dtype)}: convert it "
+            f"(x.astype(...)) or allocate it with that dtype; device primitives never convert silently")
+    if size is not None and array.size != size:
+        raise ValueError(f"the {name} has {array.size} items; this call needs {size}")
+    return array

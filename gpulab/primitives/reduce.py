@@ -8,7 +8,7 @@ from ..runtime.arrays import device_array
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
 from . import params
-from .plan import DevicePlan, index_bits_for
+from .plan import DevicePlan, index_bits_for, require
 
 SINGLE_PASS_TILES = 4  # inputs of at most this many tiles are folded by one block, in one launch
 
@@ -42,14 +42,14 @@ class ReducePlan(DevicePlan):
         """Fold ``xs`` into ``out`` (a 0-d device array, allocated if ``None``)."""
         import cupy
 
-        array = device_array(xs, name="input")
+        array = require(device_array(xs, name="input"), self.element.dtype, "input")
         n = array.size
         initial_value = np.asarray(initial, dtype=self.element.dtype)
         uniform_values = self.uniform_values()
         prepared = self.prepared(index_bits_for(n, [array]), uniform_values)
         if out is None:
             out = cupy.empty((), dtype=self.element.dtype)
-        out_pointer = device_array(out, name="output").pointer
+        out_pointer = require(device_array(out, name="output"), self.element.dtype, "output", 1).pointer
         handle = stream_handle(stream)
         blocks = self.partial_count(n, prepared)
         function, block_threads = prepared.kernels["gpulab_reduce"], prepared.build.geometry.block_threads

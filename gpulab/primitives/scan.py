@@ -10,7 +10,7 @@ from ..runtime.module import launch
 from ..runtime.streams import stream_handle
 from . import params
 from .lookback import LookBackPlan
-from .plan import index_bits_for
+from .plan import index_bits_for, require
 
 
 class ScanPlan(LookBackPlan):
@@ -37,13 +37,11 @@ class ScanPlan(LookBackPlan):
 
         if self.exclusive and initial is None:
             raise KernelTypeError("an exclusive scan needs initial= (item 0 of the result is the initial value)")
-        array = device_array(xs, name="input")
+        array = require(device_array(xs, name="input"), self.element.dtype, "input")
         n = array.size
         if out is None:
             out = cupy.empty(n, dtype=self.element.dtype)
-        destination = device_array(out, name="output")
-        if destination.size != n:
-            raise ValueError(f"out has {destination.size} items; the input has {n}")
+        destination = require(device_array(out, name="output"), self.element.dtype, "output", n)
         uniform_values = self.uniform_values()
         prepared = self.prepared(index_bits_for(n, [array, destination]), uniform_values)
         if n == 0:

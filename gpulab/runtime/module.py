@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import struct
 import threading
 from dataclasses import dataclass, field
@@ -152,35 +150,8 @@ class ArgumentPack:
         self._writers[name](value)
 
 
-@functools.cache
-def _driver_launch():
-    """``cuLaunchKernel`` called through ctypes, or ``None`` where the driver library cannot be opened.
-
-    It costs about a microsecond less per call than the cuda.bindings
-    wrapper (bench/primitives.py measures both), which matters for small launches.
-    """
-    try:
-        library = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return None
-    function = library.cuLaunchKernel
-    uint = ctypes.c_uint
-    function.argtypes = [ctypes.c_void_p, uint, uint, uint, uint, uint, uint, uint, ctypes.c_void_p,
-                         ctypes.c_void_p, ctypes.c_void_p]
-    function.restype = ctypes.c_int
-    return function
-
-
 def launch(function: int, grid: int, block: int, stream: int, pack: ArgumentPack, shared_bytes: int = 0) -> None:
     """Launch the kernel ``function`` (a ``CUfunction`` address) on ``stream`` with the parameters in ``pack``."""
-    driver_launch = _driver_launch()
-    if driver_launch is not None:
-        status = driver_launch(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, pack.address, None)
-        if status:
-            from cuda.bindings import driver
-
-            _check((driver.CUresult(status),))
-        return
     from cuda.bindings import driver
 
     (status,) = driver.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, pack.address, 0)

@@ -204,6 +204,29 @@ def test_reusable_objects():
         np.testing.assert_allclose(float(out), float(cupy.asnumpy(data[:size]).sum()), rtol=1e-4, atol=1e-3)
 
 
+def test_arrays_of_the_wrong_type_are_refused_before_a_launch():
+    plan = gpulab.make_map(twice, np.float32)
+    data = cupy.arange(1000, dtype=cupy.float32)
+    with pytest.raises(gpulab.errors.KernelTypeError, match="output holds int32"):
+        plan(data, out=cupy.empty(1000, cupy.int32))
+    with pytest.raises(gpulab.errors.KernelTypeError, match="input 0 holds float64"):
+        plan(data.astype(cupy.float64))
+    with pytest.raises(ValueError, match="999 items"):
+        gpulab.make_scan(add, np.float32)(data, out=cupy.empty(999, cupy.float32))
+
+
+def test_occupancy_in_the_view_matches_the_driver():
+    from gpulab.compiler.occupancy import occupancy
+
+    for make, fn in ((gpulab.make_map, twice), (gpulab.make_reduce, add), (gpulab.make_scan, add),
+                     (gpulab.make_filter, positive)):
+        prepared = make(fn, np.float32).prepared(32, ())
+        build, block = prepared.build, prepared.build.geometry.block_threads
+        for name, resources in build.resources.items():
+            ours = occupancy(build.target, block, resources.registers, resources.shared_bytes)
+            assert ours.blocks_per_sm == prepared.module.occupancy(name, block), name
+
+
 def test_host_array_on_a_device_is_an_error():
     with pytest.raises(gpulab.errors.HostArrayError, match="to_device"):
         gpulab.map(twice, np.arange(10.0))

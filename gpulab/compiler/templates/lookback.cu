@@ -5,7 +5,10 @@
 // inclusive prefix ends the search. One pass over the input, no second launch.
 //
 // A status word is (epoch << 2 | state): the host passes a new epoch to each
-// launch, so the status array never needs clearing between launches.
+// launch, so the status array never needs clearing between launches. Values
+// of at most 4 bytes travel in the status word itself: a 64-bit word
+// (value << 32 | epoch << 2 | state) written and read whole, so a reader
+// needs one load and no fence. Wider values have arrays of their own.
 
 #define STATUS_AGGREGATE 1u
 #define STATUS_INCLUSIVE 2u
@@ -53,11 +56,57 @@ __device__ __forceinline__ T load_cg(const T* p) {
 }
 
 template <typename T>
+__device__ constexpr bool packed_status() { return sizeof(T) <= 4; }
+
+// 64-bit loads and stores at GPU scope (coherent across blocks, no ordering).
+__device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p) {
+    unsigned long long value;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(value) : "l"(p) : "memory");
+    return value;
+}
+
+__device__ __forceinline__ void store_relaxed(unsigned long long* p, unsigned long long value) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(value) : "memory");
+}
+
+template <typename T>
 __device__ __forceinline__ void publish(const TileStatus<T>& status, long long tile, unsigned int epoch,
                                         unsigned int state, T value) {
-    store_cg(state == STATUS_INCLUSIVE ? status.inclusive + tile : status.aggregate + tile, value);
-    __threadfence();
-    atomicExch(status.flags + tile, epoch << 2 | state);
+    if constexpr (packed_status<T>()) {
+        unsigned int bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        store_relaxed(reinterpret_cast<unsigned long long*>(status.flags) + tile,
+                      (unsigned long long)bits << 32 | (epoch << 2 | state));
+    } else {
+        store_cg(state == STATUS_INCLUSIVE ? status.inclusive + tile : status.aggregate + tile, value);
+        __threadfence();
+        atomicExch(status.flags + tile, epoch << 2 | state);
+    }
+}
+
+// Wait until tile t has published in this launch; return its state, and its value in `value`.
+template <typename T>
+__device__ __forceinline__ unsigned int wait_for_status(const TileStatus<T>& status, long long t, unsigned int epoch,
+                                                        T& value) {
+    if constexpr (packed_status<T>()) {
+        const unsigned long long* at = reinterpret_cast<const unsigned long long*>(status.flags) + t;
+        unsigned long long word;
+        do {
+            word = load_relaxed(at);
+        } while (((unsigned int)word >> 2) != epoch);
+        const unsigned int bits = (unsigned int)(word >> 32);
+        memcpy(&value, &bits, sizeof(T));
+        return (unsigned int)word & 3u;
+    } else {
+        unsigned int flag;
+        do {
+            flag = atomicAdd(status.flags + t, 0u);
+        } while ((flag >> 2) != epoch);
+        __threadfence();
+        const unsigned int state = flag & 3u;
+        value = load_cg(state == STATUS_INCLUSIVE ? status.inclusive + t : status.aggregate + t);
+        return state;
+    }
 }
 
 // Called by one whole warp for tile > 0; every lane returns the fold of all
@@ -72,15 +121,7 @@ __device__ __forceinline__ T look_back(const TileStatus<T>& status, long long ti
         const long long t = window_end - WARP_THREADS + lane;  // lane 31: the nearest predecessor
         unsigned int state = 0;
         T value = T();
-        if (t >= 0) {
-            unsigned int flag;
-            do {
-                flag = atomicAdd(status.flags + t, 0u);
-            } while ((flag >> 2) != epoch);
-            state = flag & 3u;
-            __threadfence();
-            value = load_cg(state == STATUS_INCLUSIVE ? status.inclusive + t : status.aggregate + t);
-        }
+        if (t >= 0) state = wait_for_status(status, t, epoch, value);
         const unsigned int inclusive_lanes = __ballot_sync(0xffffffffu, state == STATUS_INCLUSIVE);
         const int first = inclusive_lanes ? 31 - __clz(inclusive_lanes) : 0;
         bool has = t >= 0 && lane >= first;
