@@ -198,5 +198,5 @@ def test_compare_and_run_on_a_gpu(shell):
     captured = run(shell, "%%gpukernel reduce --compare --run 1e6\n"
                           "def add_ints(a: i32, b: i32) -> i32:\n    return a + b\n")
     table = texts(captured)
-    assert re.search(r"time \(n=1,000,000, cuda:0\)\s+\S+ \S+\s+\S+ \S+", table), table + captured.stderr
+    assert re.search(r"time \(n=16,777,216, cuda:0\)\s+\S+ \S+\s+\S+ \S+", table), table + captured.stderr
     assert re.search(r"check\s+exact", table)
