@@ -7,7 +7,8 @@ STAMP := $(VENV)/.gpulab-installed
 
 .PHONY: lab test
 
-$(STAMP): pyproject.toml
+# Reinstalled when the package metadata or the extension's sources change (the install builds the extension).
+$(STAMP): pyproject.toml extension/package.json $(wildcard extension/src/*.ts extension/style/*.css)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
