@@ -17,15 +17,15 @@ from string import Template
 from ..types import ElementType, cxx_definitions
 
 BLOCK_THREADS = 256
-# Scan and filter tiles: 512 threads beat 256 by 11% on an H200 before status words held their
-# values; since, the two are within 4% (bench/results, runs 5 and 6).
-SCAN_BLOCK_THREADS = 512
+# Scan and filter tiles: 256 threads of 128 bytes each, 4 blocks per SM, measured best of the
+# shapes tried on an H200 (0.68-0.70 x copy against 0.61 for 512 threads of 64 bytes; bench/results).
+SCAN_BLOCK_THREADS = 256
 UNROLL = 2  # measured on an H200: 2 vectors in flight per lane beat 4 and 8 (bench/results)
-SCAN_THREAD_BYTES = 64  # bytes each thread owns in scan and filter
-MAX_SCAN_ITEMS = 16
+SCAN_THREAD_BYTES = 128  # bytes each thread owns in scan and filter
+MAX_SCAN_ITEMS = 32
 # Scan and filter registers are capped so that this many threads fit on an SM
 # (for items of up to 8 bytes; wider ones would spill under the cap).
-SCAN_RESIDENT_THREADS = 1536
+SCAN_RESIDENT_THREADS = 1024
 PRIMITIVES = ("map", "reduce", "scan", "filter")
 
 KERNELS = {

@@ -4,7 +4,7 @@
 // where thread t owns the SCAN_ITEMS contiguous items from t * SCAN_ITEMS.
 // Each thread's row is followed by one unused slot: without it, the rows of
 // neighbouring threads start in the same memory bank, and a warp reading
-// item j of every row waits for up to 16 bank conflicts.
+// item j of every row waits for up to 32 bank conflicts.
 
 #define TILE_SLOTS (SCAN_TILE + BLOCK_THREADS)
 
