@@ -61,7 +61,6 @@ class Geometry:
     vec: int
     unroll: int
     scan_items: int
-    scan_min_blocks: int = 1  # blocks per SM that scan and filter registers must allow
 
     @property
     def tile(self) -> int:
@@ -83,20 +82,25 @@ class Source:
     geometry: Geometry
 
 
-def geometry_for(types: list[ElementType], *, primitive: str = "map", lto: bool = True) -> Geometry:
-    """Choose block size, vector width and items per thread for ``primitive`` on the widest of ``types``.
-
-    The register cap for scan and filter needs LTO: a separately compiled
-    operator may use more registers than a capped kernel can call.
-    """
+def geometry_for(types: list[ElementType], *, primitive: str = "map") -> Geometry:
+    """Choose block size, vector width and items per thread for ``primitive`` on the widest of ``types``."""
     widest = max(t.itemsize for t in types)
     vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
     vec = 16 // widest if vectorisable else 1
     scan_items = max(1, min(MAX_SCAN_ITEMS, SCAN_THREAD_BYTES // widest))
     scan_items = max(vec, scan_items - scan_items % vec)
     block_threads = SCAN_BLOCK_THREADS if primitive in ("scan", "filter") else BLOCK_THREADS
-    scan_min_blocks = max(1, SCAN_RESIDENT_THREADS // block_threads) if widest <= 8 and lto else 1
-    return Geometry(block_threads, vec, UNROLL, scan_items, scan_min_blocks)
+    return Geometry(block_threads, vec, UNROLL, scan_items)
+
+
+def _scan_min_blocks(types: list[ElementType], geometry: Geometry, *, lto: bool) -> int:
+    """Blocks per SM that the scan and filter kernels' registers must allow (``__launch_bounds__``).
+
+    The cap needs LTO: a separately compiled operator may use more registers
+    than a capped kernel can call.
+    """
+    widest = max(t.itemsize for t in types)
+    return max(1, SCAN_RESIDENT_THREADS // geometry.block_threads) if widest <= 8 and lto else 1
 
 
 def generate(primitive: str, name: str, target: str, inputs: list[ElementType], result: ElementType,
@@ -128,10 +132,10 @@ def generate(primitive: str, name: str, target: str, inputs: list[ElementType], 
     """
     iota = tuple(iota) or (False,) * len(inputs)
     element_types = [*inputs, result]
-    geometry = geometry_for(element_types, primitive=primitive, lto=lto)
+    geometry = geometry_for(element_types, primitive=primitive)
     sections = [
         _header(primitive, name, target, index_bits),
-        _constants(geometry, index_bits, exclusive),
+        _constants(geometry, _scan_min_blocks(element_types, geometry, lto=lto), index_bits, exclusive),
         _types(primitive, inputs, result, uniforms),
         _piece("common"),
         _accessors(primitive, inputs, result, iota),
@@ -156,7 +160,7 @@ def _header(primitive, name, target, index_bits) -> str:
     )
 
 
-def _constants(geometry: Geometry, index_bits: int, exclusive: bool) -> str:
+def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: bool) -> str:
     index_type = "int" if index_bits == 32 else "long long"
     return (
         "// ---- Tuning -------------------------------------------------------------------\n"
@@ -169,7 +173,7 @@ def _constants(geometry: Geometry, index_bits: int, exclusive: bool) -> str:
         "#define TILE (BLOCK_THREADS * VEC * UNROLL)\n"
         f"#define SCAN_ITEMS {geometry.scan_items}  // contiguous items per thread in scan and filter\n"
         "#define SCAN_TILE (BLOCK_THREADS * SCAN_ITEMS)\n"
-        f"#define SCAN_MIN_BLOCKS {geometry.scan_min_blocks}  // blocks per SM scan and filter must fit\n"
+        f"#define SCAN_MIN_BLOCKS {min_blocks}  // blocks per SM scan and filter must fit\n"
         f"#define EXCLUSIVE {'true' if exclusive else 'false'}\n"
         f"typedef {index_type} index_t;\n"
     )

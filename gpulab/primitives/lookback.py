@@ -26,13 +26,17 @@ def _align(n: int) -> int:
     return -(-n // 16) * 16
 
 
+def _packed(value_size: int) -> bool:
+    return value_size <= PACKED_VALUE_BYTES
+
+
 def _word_bytes(value_size: int) -> int:
-    return 8 if value_size <= PACKED_VALUE_BYTES else 4
+    return 8 if _packed(value_size) else 4
 
 
 def _values_bytes(tiles: int, value_size: int) -> int:
     """The aggregate and inclusive arrays (none when values are packed into the status words)."""
-    return 0 if value_size <= PACKED_VALUE_BYTES else 2 * _align(value_size * tiles)
+    return 0 if _packed(value_size) else 2 * _align(value_size * tiles)
 
 
 def status_bytes(tiles: int, value_size: int) -> int:
@@ -42,7 +46,7 @@ def status_bytes(tiles: int, value_size: int) -> int:
 
 def capacity(nbytes: int, value_size: int) -> int:
     """How many tiles' status a buffer of ``nbytes`` holds."""
-    per_tile = _word_bytes(value_size) + (0 if value_size <= PACKED_VALUE_BYTES else 2 * value_size)
+    per_tile = _word_bytes(value_size) + (0 if _packed(value_size) else 2 * value_size)
     tiles = max(0, (nbytes - 16) // per_tile)
     while tiles and status_bytes(tiles, value_size) > nbytes:
         tiles -= 1

@@ -28,9 +28,10 @@ class MapPlan(DevicePlan):
         return {"gpulab_map": [*inputs, ("out", params.array_struct(index_bits)),
                                ("n", params.index_dtype(index_bits)), ("u", uniforms)]}
 
-    def result_dtype(self) -> np.dtype:
-        """The output's element type (builds the 32-bit variant if needed)."""
-        return self.prepared(32, self.uniform_values()).build.result.dtype
+    def result_dtype(self, uniform_values: tuple | None = None) -> np.dtype:
+        """The output's element type for these uniforms (their current values by default)."""
+        values = self.uniform_values() if uniform_values is None else uniform_values
+        return self.prepared(32, values).build.result.dtype
 
     def __call__(self, *xs, out=None, stream=None):
         """Run on ``xs`` (device arrays or :class:`Iota`), writing ``out`` (allocated if ``None``)."""
@@ -41,7 +42,7 @@ class MapPlan(DevicePlan):
                   for i, (x, element) in enumerate(zip(xs, self.types))]
         n = _common_size(xs, arrays)
         uniform_values = self.uniform_values()
-        result = self.result_dtype()
+        result = self.result_dtype(uniform_values)
         if out is None:
             out = cupy.empty(n, dtype=result)
         destination = require(device_array(out, name="output"), result, "output", n)

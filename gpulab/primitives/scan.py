@@ -53,7 +53,7 @@ class ScanPlan(LookBackPlan):
         pack["status"] = status
         pack["epoch"] = epoch
         pack["initial"] = np.asarray(initial if initial is not None else np.zeros((), self.element.dtype),
-                                       dtype=self.element.dtype)
+                                     dtype=self.element.dtype)
         pack["has_initial"] = initial is not None
         prepared.write_uniforms(pack, uniform_values)
         launch(prepared.kernels["gpulab_scan"], tiles, prepared.build.geometry.block_threads, handle, pack)
