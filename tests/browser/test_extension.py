@@ -38,6 +38,7 @@ PANES = ["python", "cuda", "ptx", "sass"]
 PAGE_LOAD_MS = 60_000  # JupyterLab loads, the notebook opens and its kernel is idle
 OUTPUT_MS = 60_000  # the cells run: kernel start, numba import, the build
 UI_MS = 10_000  # a click, a hover, a class change
+STARTED_MS = 15_000  # Run All Cells: the first cell is queued or has run
 
 
 def _notebook(root: Path) -> str:
@@ -56,6 +57,22 @@ def _class(name: str) -> re.Pattern:
 
 def _outputs_text(page) -> str:
     return "\n---\n".join(page.locator(".jp-OutputArea").all_inner_texts())
+
+
+def _run_all_cells(page, notebook, attempts: int = 3) -> None:
+    """Run > Run All Cells, again if no cell started: a click in the moment the kernel connects can be lost."""
+    from playwright.sync_api import expect
+
+    first_prompt = notebook.locator(".jp-Cell .jp-InputPrompt").first
+    for attempt in range(attempts):
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        try:
+            expect(first_prompt).to_have_text(re.compile(r"\[(\*|\d+)\]"), timeout=STARTED_MS)
+            return
+        except AssertionError:
+            if attempt == attempts - 1:
+                raise
 
 
 def test_build_view_in_jupyterlab(browser, lab_server, tmp_path):
@@ -86,9 +103,7 @@ def test_build_view_in_jupyterlab(browser, lab_server, tmp_path):
         page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
         expect(page.locator("#jp-left-stack")).to_be_hidden()
 
-        # Run > Run All Cells
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        _run_all_cells(page, notebook)
 
         view = notebook.locator(".gpulab-build")
         try:
