@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import functools
+import hashlib
 import inspect
+import json
 import linecache
 import textwrap
 import weakref
@@ -125,6 +128,26 @@ class Kernel:
         """Return the uniforms' element types, from their current values."""
         return tuple(uniform_type(value) for value in self.uniform_values())
 
+    @functools.cached_property
+    def identity(self) -> dict:
+        """What identifies the kernel's code: source, bytecode, constants, references, nested kernels.
+
+        Uniforms count by name only (their values are launch arguments), so a
+        kernel is identified by what it computes, not by the function object.
+        """
+        return {
+            "source": self.source,
+            "first_line": self.first_line,
+            "code": _code_fingerprint(self.pyfunc.__code__),
+            "uniforms": list(self.uniforms),
+            "references": {name: _reference(value) for name, value in sorted(self.analysis.references.items())},
+        }
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A digest of :attr:`identity`: what in-process caches of compiled operators are keyed by."""
+        return hashlib.sha256(json.dumps(self.identity, sort_keys=True).encode()).hexdigest()
+
     def __call__(self, *args):
         return self.pyfunc(*args)
 
@@ -232,6 +255,25 @@ def _references_unchanged(kernel: Kernel) -> bool:
         if current is not value:
             return False
     return True
+
+
+def _code_fingerprint(code: pytypes.CodeType) -> str:
+    digest = hashlib.sha256(code.co_code)
+    for constant in code.co_consts:
+        digest.update((_code_fingerprint(constant) if isinstance(constant, pytypes.CodeType)
+                       else repr(constant)).encode())
+    digest.update(repr(code.co_names).encode())
+    return digest.hexdigest()
+
+
+def _reference(value):
+    if isinstance(value, Kernel):
+        return {"kernel": value.identity}
+    if isinstance(value, pytypes.ModuleType):
+        return {"module": value.__name__}
+    if callable(value):
+        return {"callable": f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', repr(value))}"}
+    return {"constant": repr(value), "type": type(value).__name__}
 
 
 def uniform_type(value) -> ElementType:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import types as pytypes
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,7 +54,7 @@ class BuildSpec:
         """A hex digest of everything that changes the generated code."""
         document = {
             "primitive": self.primitive,
-            "kernel": kernel_fingerprint(self.kernel),
+            "kernel": self.kernel.identity,
             "inputs": [_dtype_text(t.dtype) for t in self.inputs],
             "result": _dtype_text(self.result.dtype) if self.result else None,
             "uniforms": [[name, _dtype_text(t.dtype)] for name, t in self.uniforms],
@@ -69,36 +68,6 @@ class BuildSpec:
 
 def _dtype_text(dtype: np.dtype) -> str:
     return str(np.lib.format.dtype_to_descr(dtype))
-
-
-def kernel_fingerprint(kernel: Kernel) -> dict:
-    """What identifies a kernel's code: source, bytecode, constants, references, nested kernels."""
-    return {
-        "source": kernel.source,
-        "first_line": kernel.first_line,
-        "code": _code_fingerprint(kernel.pyfunc.__code__),
-        "uniforms": list(kernel.uniforms),
-        "references": {name: _reference(value) for name, value in sorted(kernel.analysis.references.items())},
-    }
-
-
-def _code_fingerprint(code: pytypes.CodeType) -> str:
-    digest = hashlib.sha256(code.co_code)
-    for constant in code.co_consts:
-        digest.update((_code_fingerprint(constant) if isinstance(constant, pytypes.CodeType)
-                       else repr(constant)).encode())
-    digest.update(repr(code.co_names).encode())
-    return digest.hexdigest()
-
-
-def _reference(value):
-    if isinstance(value, Kernel):
-        return {"kernel": kernel_fingerprint(value)}
-    if isinstance(value, pytypes.ModuleType):
-        return {"module": value.__name__}
-    if callable(value):
-        return {"callable": f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', repr(value))}"}
-    return {"constant": repr(value), "type": type(value).__name__}
 
 
 @functools.lru_cache(maxsize=1)

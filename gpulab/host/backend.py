@@ -13,8 +13,6 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -23,6 +21,7 @@ import numpy as np
 from ..errors import HostArrayError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
 from ..kernel import Kernel, Signature, as_kernel, uniform_type
+from ..lru import LRU
 from ..types import ElementType, element_type
 
 log = logging.getLogger(__name__)
@@ -36,10 +35,8 @@ def not_compilable() -> tuple[type, ...]:
 WIDER = {"float16": np.float64, "float32": np.float64, "complex64": np.complex128}
 """The type a float64 reference computes in, for each narrower floating type."""
 
-MAX_OPERATORS = 256
-OPERATORS: OrderedDict = OrderedDict()
-"""Compiled host operators, least recently used first, by (function, signature, uniform types)."""
-_OPERATORS_LOCK = threading.Lock()
+OPERATORS: LRU = LRU(256)
+"""Compiled host operators, by (checked kernel's fingerprint, signature, uniform types)."""
 
 
 # --- operators -------------------------------------------------------------------
@@ -65,38 +62,28 @@ class HostOperator:
     interpreted_loops: set = field(default_factory=set)
 
 
-def operator_for(fn, kernel: Kernel, signature: Signature) -> tuple[HostOperator, tuple]:
-    """Return the cached operator for ``fn`` and ``signature``, and the uniforms' values to pass it.
+def operator_for(kernel: Kernel, signature: Signature) -> tuple[HostOperator, tuple]:
+    """Return the cached operator for ``kernel`` and ``signature``, and the uniforms' values to pass it.
 
     Parameters
     ----------
-    fn : function or Kernel
-        What the caller passed (the cache key: a plain function is checked anew each call).
     kernel : Kernel
-        ``fn`` as a kernel.
+        The checked function; its fingerprint (code, constants, the kernels it
+        calls) keys the cache, so a redefined helper is compiled anew.
     signature : Signature
         The parameters' element types.
 
     Returns
     -------
     operator : HostOperator
-        Built once per (``fn``, ``signature``, uniform types): a new uniform value needs no rebuild.
+        Built once per (kernel, ``signature``, uniform types): a new uniform value needs no rebuild.
     uniforms : tuple
         The uniforms' current values as NumPy scalars of their element types.
     """
     values = kernel.uniform_values()
     types = tuple(uniform_type(value) for value in values)
-    key = (fn, signature, types)
-    with _OPERATORS_LOCK:
-        operator = OPERATORS.get(key)
-        if operator is not None:
-            OPERATORS.move_to_end(key)
-    if operator is None:
-        operator = _build(kernel, signature, types)
-        with _OPERATORS_LOCK:
-            OPERATORS[key] = operator
-            while len(OPERATORS) > MAX_OPERATORS:
-                OPERATORS.popitem(last=False)
+    operator = OPERATORS.get_or_make((kernel.fingerprint, signature, types),
+                                     lambda: _build(kernel, signature, types))
     return operator, tuple(t.dtype.type(value) for t, value in zip(types, values))
 
 
@@ -241,7 +228,7 @@ def _prepare_fold(fn, xs, primitive: str, widen: bool) -> Prepared:
     kernel = as_kernel(fn)
     array = flat_items(xs)
     signature = call_signature(kernel, [array, array], primitive, widen)
-    operator, uniforms = operator_for(fn, kernel, signature)
+    operator, uniforms = operator_for(kernel, signature)
     return Prepared(operator, uniforms, signature.args[0], array.astype(signature.args[1].dtype, copy=False))
 
 
@@ -261,7 +248,7 @@ def run_map(fn, *xs, out=None, widen: bool = False) -> np.ndarray:
     if len(set(sizes)) > 1:
         raise LengthMismatchError(f"map inputs must have equal lengths; got {sizes}")
     signature = call_signature(kernel, arrays, "map", widen)
-    operator, uniforms = operator_for(fn, kernel, signature)
+    operator, uniforms = operator_for(kernel, signature)
     inputs = [a.astype(t.dtype, copy=False) for a, t in zip(arrays, signature.args)]
     result = _map_items(kernel, operator, signature, inputs, uniforms)
     return result if out is None else _write(out, result)
@@ -347,7 +334,7 @@ def run_filter(fn, xs, *, widen: bool = False) -> np.ndarray:
     kernel = as_kernel(fn)
     array = flat_items(xs)
     signature = call_signature(kernel, [array], "filter", widen)
-    operator, uniforms = operator_for(fn, kernel, signature)
+    operator, uniforms = operator_for(kernel, signature)
     items = array.astype(signature.args[0].dtype, copy=False)
     keep = np.empty(items.size, np.bool_)
     map_loop(1).run(operator, keep, items, uniforms)

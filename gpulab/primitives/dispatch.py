@@ -7,23 +7,21 @@ a backend started is an error, never a fallback.
 
 from __future__ import annotations
 
-import threading
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 
 from ..errors import HostArrayError, HostFallbackWarning, KernelTypeError, VerificationError, VerificationWarning
 from ..iota import Iota
 from ..kernel import Kernel, as_kernel
+from ..lru import LRU
 from ..runtime.arrays import is_device_array, to_host
 from ..runtime.devices import Device, current_device, devices
 from ..runtime.devices import device as find_device
 from ..types import ElementType, element_type
 
-_PLANS: OrderedDict = OrderedDict()
-_PLANS_LOCK = threading.Lock()
-_MAX_PLANS = 256
+PLANS: LRU = LRU(256)
+"""Plans of one-shot calls, by function, checked kernel, types, device and options."""
 _warned_host = False
 
 
@@ -65,21 +63,17 @@ def element_types(kernel: Kernel, xs) -> tuple[ElementType, ...]:
 
 
 def plan_for(plan_class, fn, xs, device: Device, **options):
-    """A cached plan for this function, input types, device and options (one-shot calls)."""
+    """A cached plan for this function, input types, device and options (one-shot calls).
+
+    The key holds the checked kernel's fingerprint (its code, constants and the
+    kernels it calls), so redefining a helper it calls makes a new plan; and the
+    function object, whose closure and globals the plan reads uniforms from.
+    """
     kernel = as_kernel(fn)
     types = element_types(kernel, xs)
-    key = (plan_class, fn, types, device.name, tuple(sorted(options.items())))
-    with _PLANS_LOCK:
-        plan = _PLANS.get(key)
-        if plan is not None:
-            _PLANS.move_to_end(key)
-            return plan
-    plan = plan_class(kernel, types, device, **options)
-    with _PLANS_LOCK:
-        _PLANS[key] = plan
-        while len(_PLANS) > _MAX_PLANS:
-            _PLANS.popitem(last=False)
-    return plan
+    key = (plan_class, kernel.pyfunc, kernel.fingerprint, kernel.declared, types, device.name,
+           tuple(sorted(options.items())))
+    return PLANS.get_or_make(key, lambda: plan_class(kernel, types, device, **options))
 
 
 def verify(device_result, host_result, element: ElementType) -> None:

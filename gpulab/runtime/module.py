@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import struct
-import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import DeviceError
+from ..lru import LRU
 from .devices import Device
 
-_LOCK = threading.Lock()
-_MODULES: dict[tuple[str, int], LoadedModule] = {}
+MODULES: LRU = LRU(64)
+"""Loaded modules by (build key, device ordinal); one that drops out is unloaded once no plan holds it."""
 
 
 def _check(result):
@@ -41,6 +42,7 @@ class LoadedModule:
     functions: dict[str, object]
     device: Device
     _occupancy: dict = field(default_factory=dict, repr=False)
+    unloader: weakref.finalize | None = field(default=None, repr=False)
 
     def address(self, kernel: str) -> int:
         """The ``CUfunction`` handle of ``kernel`` as an integer (what :func:`launch` takes)."""
@@ -59,23 +61,34 @@ class LoadedModule:
 
 def load(build, device: Device) -> LoadedModule:
     """Return ``build``'s module loaded on ``device`` (loaded once per device)."""
-    key = (build.key, device.ordinal)
-    module = _MODULES.get(key)
-    if module is not None:
-        return module
-    with _LOCK:
-        if key not in _MODULES:
-            from cuda.bindings import driver
+    return MODULES.get_or_make((build.key, device.ordinal), lambda: _load(build, device))
 
-            if build.target.cc != device.compute_capability:
-                raise DeviceError(
-                    f"this build is for {build.target}, but {device.name} is compute capability "
-                    f"{'.'.join(map(str, device.compute_capability))}; compile with target=None for it")
-            activate(device)
-            handle = _check(driver.cuModuleLoadData(build.cubin))
-            functions = {name: _check(driver.cuModuleGetFunction(handle, name.encode())) for name in build.kernels}
-            _MODULES[key] = LoadedModule(handle, functions, device)
-    return _MODULES[key]
+
+def _load(build, device: Device) -> LoadedModule:
+    from cuda.bindings import driver
+
+    if build.target.cc != device.compute_capability:
+        raise DeviceError(
+            f"this build is for {build.target}, but {device.name} is compute capability "
+            f"{'.'.join(map(str, device.compute_capability))}; compile with target=None for it")
+    activate(device)
+    handle = _check(driver.cuModuleLoadData(build.cubin))
+    functions = {name: _check(driver.cuModuleGetFunction(handle, name.encode())) for name in build.kernels}
+    module = LoadedModule(handle, functions, device)
+    module.unloader = weakref.finalize(module, _unload, handle, _check(driver.cuCtxGetCurrent()))
+    module.unloader.atexit = False  # at exit the context goes, and its modules with it
+    return module
+
+
+def _unload(handle, context) -> None:
+    """Unload a module no one holds any more, in the context it was loaded into."""
+    from cuda.bindings import driver
+
+    _check(driver.cuCtxPushCurrent(context))
+    try:
+        _check(driver.cuModuleUnload(handle))
+    finally:
+        _check(driver.cuCtxPopCurrent())
 
 
 def _aligned_offsets(dtypes: list[np.dtype]) -> tuple[list[int], int]:

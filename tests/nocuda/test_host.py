@@ -12,6 +12,7 @@ import gpulab
 from gpulab.errors import GpulabError, HostArrayError, KernelTypeError, LengthMismatchError
 from gpulab.host import backend, compare, float64_reference, host_filter, host_map, host_reduce, host_scan
 from gpulab.iota import Iota, iota
+from gpulab.kernel import Signature, as_kernel
 
 RECORD = np.dtype([("x", np.int32), ("y", np.float64)], align=True)
 SIZES = [0, 1, 31, 1000]
@@ -273,9 +274,30 @@ def test_changed_uniform_needs_no_recompile():
 def test_operator_is_compiled_by_numba():
     host_reduce(float_add, np.ones(3, np.float32), 0)
     f32 = gpulab.element_type(np.float32)
-    (operator,) = [op for (fn, signature, _), op in backend.OPERATORS.items()
-                   if fn is float_add and signature.args == (f32, f32)]
+    operators = len(backend.OPERATORS)
+    operator, _ = backend.operator_for(as_kernel(float_add), Signature((f32, f32)))
+    assert len(backend.OPERATORS) == operators  # the reduce above made it
     assert operator.compiled is not None and not operator.interpreted_loops
+
+
+@gpulab.kernel
+def helper(x: gpulab.i64) -> gpulab.i64:
+    return x + 1
+
+
+def calls_helper(x):
+    return helper(x)
+
+
+def test_a_redefined_helper_is_seen_by_the_next_call(monkeypatch):
+    xs = np.arange(4, dtype=np.int64)
+    np.testing.assert_array_equal(gpulab.map(calls_helper, xs, device="host"), [1, 2, 3, 4])
+
+    def helper(x: gpulab.i64) -> gpulab.i64:  # what the next notebook cell defines
+        return x * 100
+
+    monkeypatch.setitem(globals(), "helper", gpulab.kernel(helper))
+    np.testing.assert_array_equal(gpulab.map(calls_helper, xs, device="host"), [0, 100, 200, 300])
 
 
 # --- errors ------------------------------------------------------------------------

@@ -213,6 +213,18 @@ def test_key_follows_constants_and_nested_kernels(monkeypatch):
     assert make_spec("reduce", outer, types="f32,f32", target="sm_90").key != before
 
 
+def test_the_fingerprint_is_the_code_not_the_object(monkeypatch):
+    def clipped(a, b):
+        return min(a + b, LIMIT)
+
+    assert gpulab.Kernel(clipped).fingerprint == gpulab.Kernel(clipped).fingerprint
+    frozen = gpulab.Kernel(clipped, constants=("LIMIT",)).fingerprint
+    assert frozen != gpulab.Kernel(clipped).fingerprint  # a frozen constant is code, a uniform is not
+    monkeypatch.setitem(globals(), "LIMIT", 5.0)
+    assert gpulab.Kernel(clipped).fingerprint == gpulab.Kernel(clipped).fingerprint
+    assert gpulab.Kernel(clipped, constants=("LIMIT",)).fingerprint != frozen
+
+
 def test_concurrent_compiles_of_one_new_spec_build_once():
     import threading
 
