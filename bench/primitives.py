@@ -272,7 +272,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args()
-    device = gpulab.runtime.devices.current_device()
+    device = gpulab.device.current_device()
     if not device.is_gpu:
         sys.exit("bench/primitives.py needs a CUDA GPU")
     table = Table()

@@ -11,11 +11,12 @@ from .bench import BenchResult, bench
 from .cache import cache_info, clear_cache
 from .compiler.build import Build, compile
 from .compiler.target import Target
+from .device import current, devices, use
 from .iota import Iota, iota
 from .kernel import Kernel, kernel
+from .notebook import formatters as _formatters
 from .primitives import filter, make_filter, make_map, make_reduce, make_scan, map, reduce, scan
 from .runtime.arrays import to_device, to_host
-from .runtime.devices import current, devices, use
 from .types import (
     bool_, c64, c128, complex64, complex128, element_type, f16, f32, f64, float16, float32, float64,
     i8, i16, i32, i64, int8, int16, int32, int64, u8, u16, u32, u64, uint8, uint16, uint32, uint64,
@@ -23,9 +24,11 @@ from .types import (
 
 __version__ = "0.1.0"
 
+_formatters.register()
+
 
 def load_ipython_extension(ipython):
     """``%load_ext gpulab``: register ``%%gpukernel`` and ``%gpulab``."""
-    from .magics import load_ipython_extension as load
+    from .notebook.magics import load_ipython_extension as load
 
     load(ipython)

@@ -4,7 +4,7 @@ import pytest
 
 
 def _has_gpu() -> bool:
-    from gpulab.runtime.devices import devices
+    from gpulab.device import devices
 
     return any(d.is_gpu for d in devices())
 

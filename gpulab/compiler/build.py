@@ -110,11 +110,6 @@ class Build:
         """How many SASS instructions there are."""
         return len(self.line_map.sass_offsets)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from ..display.view import BuildView
-
-        return BuildView(self)._repr_mimebundle_(include, exclude)
-
     def __repr__(self) -> str:
         link_mode = "LTO" if self.options.lto else "PTX link"
         return (f"<gpulab.Build {self.primitive}({self.name}) {self.target} {link_mode}: "

@@ -9,7 +9,6 @@ type, records included; after link-time optimisation they vanish.
 
 from __future__ import annotations
 
-import contextlib
 import linecache
 import os
 import re
@@ -17,6 +16,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 
+from .._numba_compat import compiling_for, fix_debuginfo_flags
 from ..errors import FrontendError, KernelTypeError, SourceLocation
 from ..types import ElementType, element_type
 from .target import Target
@@ -87,8 +87,8 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
     from numba.cuda import compile as numba_compile
     from numba.cuda import compile_all
 
-    with _LOCK, _compiling_for(target, options), warnings.catch_warnings():
-        _install_debuginfo_fix()
+    with _LOCK, compiling_for(target.cc, fma=options.fma), warnings.catch_warnings():
+        fix_debuginfo_flags()
         user = _device_function(kernel)
         inferred: list = []
         wrapper = _wrapper(len(arg_types), len(uniform_types),
@@ -203,63 +203,3 @@ def _frontend_error(kernel, exc: Exception) -> FrontendError:
             location = SourceLocation(kernel.filename, int(line), None, kernel.line_offset)
             break
     return FrontendError(f"numba could not compile `{kernel.name}`: {message}", location or kernel.location())
-
-
-_DEBUGINFO_FIXED = False
-
-
-def _install_debuginfo_fix():
-    """Write numba's debug-info module flags with behaviour 1 (error), as NVRTC does.
-
-    numba-cuda writes "Debug Info Version" and "Dwarf Version" with behaviour
-    2 (warning); nvJitLink refuses to link that with NVRTC's LTO-IR ("IDs have
-    conflicting behaviors"), so line info could not survive LTO.
-    """
-    global _DEBUGINFO_FIXED
-    if _DEBUGINFO_FIXED:
-        return
-    from numba.cuda import cgutils, debuginfo
-
-    def _set_module_flags(self):
-        flags = cgutils.get_or_insert_named_metadata(self.module, "llvm.module.flags")
-        versions = [("Debug Info Version", self.DEBUG_INFO_VERSION)]
-        if self.DWARF_VERSION is not None:
-            versions.insert(0, ("Dwarf Version", self.DWARF_VERSION))
-        for name, value in versions:
-            node = self.module.add_metadata([self._const_int(1), name, self._const_int(value)])
-            if node not in flags.operands:
-                flags.add(node)
-
-    debuginfo.DIBuilder._set_module_flags = _set_module_flags
-    _DEBUGINFO_FIXED = True
-
-
-class _TargetDevice:
-    def __init__(self, cc):
-        self.compute_capability = cc
-
-
-@contextlib.contextmanager
-def _compiling_for(target: Target, options: Options):
-    """Compile nested device functions for ``target`` and apply the FMA option.
-
-    numba compiles a nested ``cuda.jit(device=True)`` function for the
-    *current device*, which does not exist on a machine without a GPU; the
-    final code is generated for ``target`` anyway, so nested functions are
-    typed for it too.
-    """
-    from numba.cuda import dispatcher
-    from numba.cuda.cudadrv import nvvm
-
-    saved_device, saved_compile_ir = dispatcher.get_current_device, nvvm.compile_ir
-
-    def compile_ir(llvmir, **nvvm_options):
-        nvvm_options.setdefault("fma", options.fma)
-        return saved_compile_ir(llvmir, **nvvm_options)
-
-    dispatcher.get_current_device = lambda: _TargetDevice(target.cc)
-    nvvm.compile_ir = compile_ir
-    try:
-        yield
-    finally:
-        dispatcher.get_current_device, nvvm.compile_ir = saved_device, saved_compile_ir

@@ -33,6 +33,17 @@ def version() -> tuple[int, int]:
     return tuple(nvjitlink.version())
 
 
+def supports(cc: tuple[int, int]) -> bool:
+    """Whether the installed nvJitLink links for compute capability ``cc`` (it refuses others when created)."""
+    nvjitlink = _nvjitlink()
+    try:
+        handle = nvjitlink.create(1, [f"-arch=sm_{cc[0]}{cc[1]}"])
+    except nvjitlink.nvJitLinkError:
+        return False
+    nvjitlink.destroy(handle)
+    return True
+
+
 def _run(options: list[str], inputs, want_ptx: bool):
     nvjitlink = _nvjitlink()
     handle = nvjitlink.create(len(options), options)

@@ -52,6 +52,11 @@ def version() -> tuple[int, int]:
     return tuple(_check(_nvrtc().nvrtcVersion()))
 
 
+def supported_archs() -> tuple[int, ...]:
+    """The ``sm_XY`` architectures (as ``XY``) the installed NVRTC compiles for."""
+    return tuple(_check(_nvrtc().nvrtcGetSupportedArchs()))
+
+
 def compile_kernel(source: str, target: Target, *, lto: bool, lineinfo: bool, fma: bool) -> bytes:
     """Compile ``source`` for ``target``.
 

@@ -3,7 +3,8 @@
 The rules are those of NVIDIA's occupancy calculator (``cuda_occupancy.h``):
 registers are allocated per warp in units of 256 from each of the SM's four
 register-file partitions, shared memory per block in units of 128 bytes plus
-1 KiB the system reserves, and an SM holds at most so many threads and blocks.
+what the system reserves, and an SM holds at most so many threads and blocks
+(the architecture's :class:`~gpulab.compiler.target.SMLimits`).
 """
 
 from __future__ import annotations
@@ -17,28 +18,6 @@ PARTITIONS = 4
 REGISTERS_PER_PARTITION = 16_384
 REGISTER_UNIT = 256  # registers per warp are allocated in these units
 SHARED_UNIT = 128
-SHARED_RESERVED = 1024  # per block, on compute capability 8.0 and later
-
-
-@dataclass(frozen=True)
-class SMLimits:
-    """What one SM of a compute capability holds."""
-
-    threads: int
-    blocks: int
-    shared_bytes: int  # the most shared memory the SM gives its blocks
-
-
-_LIMITS = {
-    (8, 0): SMLimits(2048, 32, 167_936),
-    (8, 6): SMLimits(1536, 16, 102_400),
-    (8, 7): SMLimits(1536, 16, 167_936),
-    (8, 9): SMLimits(1536, 24, 102_400),
-    (9, 0): SMLimits(2048, 32, 233_472),
-    (10, 0): SMLimits(2048, 32, 233_472),
-    (10, 3): SMLimits(2048, 32, 233_472),
-    (12, 0): SMLimits(1536, 32, 102_400),
-}
 
 
 @dataclass(frozen=True)
@@ -55,22 +34,17 @@ class Occupancy:
                 "occupancy_limit": self.limited_by}
 
 
-def occupancy(target: Target, block_threads: int, registers: int, shared_bytes: int) -> Occupancy | None:
-    """Theoretical occupancy of a kernel launched in blocks of ``block_threads`` on ``target``.
-
-    Returns ``None`` for a compute capability whose limits gpulab does not know.
-    """
-    limits = _LIMITS.get(target.cc)
-    if limits is None:
-        return None
+def occupancy(target: Target, block_threads: int, registers: int, shared_bytes: int) -> Occupancy:
+    """Theoretical occupancy of a kernel launched in blocks of ``block_threads`` on ``target``."""
+    limits = target.limits
     warps = -(-block_threads // WARP)
     registers_per_warp = -(-max(registers, 1) * WARP // REGISTER_UNIT) * REGISTER_UNIT
-    shared = -(-(shared_bytes + SHARED_RESERVED) // SHARED_UNIT) * SHARED_UNIT
+    shared = -(-(shared_bytes + limits.shared_reserved) // SHARED_UNIT) * SHARED_UNIT
     candidates = {
         "threads": limits.threads // (warps * WARP),
         "blocks": limits.blocks,
         "registers": PARTITIONS * (REGISTERS_PER_PARTITION // registers_per_warp) // warps,
-        "shared memory": limits.shared_bytes // shared,
+        "shared memory": limits.shared_bytes // shared if shared else limits.blocks,
     }
     limited_by = min(candidates, key=candidates.get)
     blocks = candidates[limited_by]

@@ -1,21 +1,72 @@
-"""Compute-capability targets: ``"sm_90"``, ``(9, 0)``, ``90`` or the current device."""
+"""Compute-capability targets, and the one table of the architectures gpulab compiles for.
+
+Every target, however it is named (``"sm_90"``, ``(9, 0)``, ``90``, the
+current device), is checked against :data:`ARCHITECTURES` and against what
+the installed NVRTC and nvJitLink build for, so what compiles also runs.
+"""
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from dataclasses import dataclass
 
 from ..errors import TargetError
 
-SUPPORTED = ((7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0))
+
+@dataclass(frozen=True)
+class SMLimits:
+    """What one SM of an architecture holds (NVIDIA's occupancy calculator, ``cuda_occupancy.h``).
+
+    Attributes
+    ----------
+    threads, blocks : int
+        The most resident threads and blocks.
+    shared_bytes : int
+        The most shared memory the SM gives its blocks.
+    shared_reserved : int
+        Shared memory the system keeps per block.
+    """
+
+    threads: int
+    blocks: int
+    shared_bytes: int
+    shared_reserved: int
+
+
+ARCHITECTURES: dict[tuple[int, int], SMLimits] = {
+    (7, 5): SMLimits(1024, 16, 65_536, 0),
+    (8, 0): SMLimits(2048, 32, 167_936, 1024),
+    (8, 6): SMLimits(1536, 16, 102_400, 1024),
+    (8, 7): SMLimits(1536, 16, 167_936, 1024),
+    (8, 9): SMLimits(1536, 24, 102_400, 1024),
+    (9, 0): SMLimits(2048, 32, 233_472, 1024),
+    (10, 0): SMLimits(2048, 32, 233_472, 1024),
+    (10, 3): SMLimits(2048, 32, 233_472, 1024),
+    (12, 0): SMLimits(1536, 32, 102_400, 1024),
+}
+"""Compute capability -> SM limits: the architectures gpulab compiles for."""
+
+DEFAULT_CC = (9, 0)
+"""What the notebook compiles for when there is no GPU to ask (the H100 and H200)."""
 
 
 @dataclass(frozen=True, order=True)
 class Target:
-    """A compute capability to compile for."""
+    """A compute capability of :data:`ARCHITECTURES` to compile for.
+
+    Raises
+    ------
+    TargetError
+        For a compute capability gpulab does not know.
+    """
 
     major: int
     minor: int
+
+    def __post_init__(self):
+        _require_known(self.cc, self.cc)
 
     @property
     def cc(self) -> tuple[int, int]:
@@ -27,12 +78,42 @@ class Target:
         """``"sm_90"``."""
         return f"sm_{self.major}{self.minor}"
 
+    @property
+    def limits(self) -> SMLimits:
+        """What one SM of this architecture holds."""
+        return ARCHITECTURES[self.cc]
+
     def __str__(self) -> str:
         return self.arch
 
 
+def _names(ccs) -> str:
+    return ", ".join(f"sm_{major}{minor}" for major, minor in ccs)
+
+
+def _require_known(cc: tuple[int, int], spec) -> None:
+    if cc not in ARCHITECTURES:
+        raise TargetError(f"{spec!r} (sm_{cc[0]}{cc[1]}) is not a supported target; "
+                          f"choose one of {_names(ARCHITECTURES)}")
+
+
+@functools.lru_cache(maxsize=1)
+def toolchain_targets() -> tuple[Target, ...]:
+    """The targets of :data:`ARCHITECTURES` that the installed NVRTC and nvJitLink both build for.
+
+    Raises
+    ------
+    ToolkitNotFoundError
+        When NVRTC or nvJitLink is not installed.
+    """
+    from . import link, nvrtc
+
+    compiles = set(nvrtc.supported_archs())
+    return tuple(Target(*cc) for cc in ARCHITECTURES if cc[0] * 10 + cc[1] in compiles and link.supports(cc))
+
+
 def parse_target(spec) -> Target:
-    """Return the :class:`Target` that ``spec`` names.
+    """Return the :class:`Target` that ``spec`` names, checked against the table and the toolchain.
 
     Parameters
     ----------
@@ -43,12 +124,24 @@ def parse_target(spec) -> Target:
     Raises
     ------
     TargetError
-        When ``spec`` is not a compute capability, or ``None`` with no GPU.
+        When ``spec`` is not a compute capability, is one gpulab or the
+        installed toolchain does not build for, or is ``None`` with no GPU.
     """
+    cc = _compute_capability(spec)
+    _require_known(cc, spec)
+    target = Target(*cc)
+    if target not in toolchain_targets():
+        raise TargetError(f"{spec!r} ({target.arch}) is not built by the installed NVRTC and nvJitLink; they "
+                          f"build {_names(t.cc for t in toolchain_targets())}: choose one, or upgrade "
+                          "cuda-toolkit[nvrtc,nvjitlink]")
+    return target
+
+
+def _compute_capability(spec) -> tuple[int, int]:
     if isinstance(spec, Target):
-        return spec
+        return spec.cc
     if spec is None:
-        from ..runtime.devices import current_device
+        from ..device import current_device
 
         device = current_device()
         if device.compute_capability is None:
@@ -56,23 +149,19 @@ def parse_target(spec) -> Target:
                 "there is no GPU here to compile for; pass an explicit target such as "
                 "target='sm_90' to compile ahead of time"
             )
-        return Target(*device.compute_capability)
+        return device.compute_capability
     if isinstance(spec, tuple) and len(spec) == 2:
-        return _checked(Target(int(spec[0]), int(spec[1])), spec)
-    if isinstance(spec, int):
-        return _checked(Target(spec // 10, spec % 10), spec)
+        try:
+            return (operator.index(spec[0]), operator.index(spec[1]))
+        except TypeError:
+            pass
+    if isinstance(spec, int) and not isinstance(spec, bool) and spec >= 10:
+        return (spec // 10, spec % 10)
     if isinstance(spec, str):
         match = re.fullmatch(r"(?:sm_|compute_)?(\d+)(?:\.(\d))?", spec.strip().lower())
-        if match:
+        if match and (match.group(2) is not None or len(match.group(1)) >= 2):
             major, minor = match.groups()
             if minor is None:
                 major, minor = major[:-1], major[-1]
-            return _checked(Target(int(major), int(minor)), spec)
+            return (int(major), int(minor))
     raise TargetError(f"{spec!r} is not a compute capability; use e.g. 'sm_90', (9, 0) or 90")
-
-
-def _checked(target: Target, spec) -> Target:
-    if target.cc not in SUPPORTED:
-        names = ", ".join(Target(*cc).arch for cc in SUPPORTED)
-        raise TargetError(f"{spec!r} ({target.arch}) is not a supported target; choose one of {names}")
-    return target

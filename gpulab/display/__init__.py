@@ -1,1 +1,1 @@
-"""Views of builds: the MIME bundle, HTML and text renderings, lexers and widgets."""
+"""Rendering: build bundles (docs/bundle.md), tables and errors as HTML and text. It imports no other layer."""

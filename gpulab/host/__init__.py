@@ -6,8 +6,9 @@ identical; floats are compared with :func:`compare`.
 
 from __future__ import annotations
 
-from . import backend
-from .backend import Verification, compare, float64_reference
+from . import run
+from .compare import Verification, compare
+from .run import float64_reference
 
 __all__ = ["host_map", "host_reduce", "host_scan", "host_filter", "compare", "float64_reference", "Verification"]
 
@@ -37,7 +38,7 @@ def host_map(fn, *xs, out=None):
     LengthMismatchError
         When the inputs (or ``out``) hold different numbers of items.
     """
-    return backend.run_map(fn, *xs, out=out)
+    return run.run_map(fn, *xs, out=out)
 
 
 def host_reduce(fn, xs, initial):
@@ -57,7 +58,7 @@ def host_reduce(fn, xs, initial):
     numpy.ndarray
         0-d, of the element type (``fn``'s first declared parameter type, else ``xs``'s).
     """
-    return backend.run_reduce(fn, xs, initial)
+    return run.run_reduce(fn, xs, initial)
 
 
 def host_scan(fn, xs, initial=None, exclusive=False):
@@ -84,7 +85,7 @@ def host_scan(fn, xs, initial=None, exclusive=False):
     KernelTypeError
         When ``exclusive`` is set without ``initial``.
     """
-    return backend.run_scan(fn, xs, initial, exclusive)
+    return run.run_scan(fn, xs, initial, exclusive)
 
 
 def host_filter(fn, xs):
@@ -102,4 +103,4 @@ def host_filter(fn, xs):
     numpy.ndarray
         The kept items, 1-D, of the input element type.
     """
-    return backend.run_filter(fn, xs)
+    return run.run_filter(fn, xs)

@@ -16,8 +16,8 @@ from ..iota import Iota
 from ..kernel import Kernel, as_kernel
 from ..lru import LRU
 from ..runtime.arrays import is_device_array, to_host
-from ..runtime.devices import Device, current_device, devices
-from ..runtime.devices import device as find_device
+from ..device import Device, current_device, devices
+from ..device import device as find_device
 from ..types import ElementType, element_type
 
 PLANS: LRU = LRU(256)

@@ -16,7 +16,7 @@ from ..compiler.build import build_for, make_spec
 from ..errors import KernelTypeError
 from ..kernel import Kernel
 from ..runtime.arrays import DeviceArray
-from ..runtime.devices import Device
+from ..device import Device
 from ..runtime.module import ArgumentPack, LoadedModule, load
 from . import params
 

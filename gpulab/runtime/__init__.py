@@ -1,1 +1,1 @@
-"""Running builds: devices, loaded modules, launches, arrays and streams."""
+"""Running builds: loaded modules, launches, arrays and streams."""

@@ -175,7 +175,7 @@ def to_device(x, device=None):
     """
     import cupy
 
-    from .devices import device as find_device
+    from ..device import device as find_device
 
     target = find_device(device)
     if not target.is_gpu:

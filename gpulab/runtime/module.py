@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import DeviceError
 from ..lru import LRU
-from .devices import Device
+from ..device import Device
 
 MODULES: LRU = LRU(64)
 """Loaded modules by (build key, device ordinal); one that drops out is unloaded once no plan holds it."""

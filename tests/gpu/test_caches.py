@@ -7,7 +7,7 @@ import pytest
 
 import gpulab
 from gpulab.runtime import module
-from gpulab.runtime.devices import current_device
+from gpulab.device import current_device
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")

@@ -7,8 +7,9 @@ import pytest
 from matplotlib.figure import Figure
 
 import gpulab
-from gpulab.bench import Table, bench, random_array
-from gpulab.runtime.devices import current
+from gpulab.bench import bench, random_array
+from gpulab.display.table import Table
+from gpulab.device import current
 
 
 def add(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:

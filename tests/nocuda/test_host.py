@@ -10,7 +10,7 @@ import pytest
 
 import gpulab
 from gpulab.errors import GpulabError, HostArrayError, KernelTypeError, LengthMismatchError
-from gpulab.host import backend, compare, float64_reference, host_filter, host_map, host_reduce, host_scan
+from gpulab.host import compare, run, float64_reference, host_filter, host_map, host_reduce, host_scan
 from gpulab.iota import Iota, iota
 from gpulab.kernel import Signature, as_kernel
 
@@ -242,7 +242,7 @@ def test_iota_input():
 
 def test_interpreted_fallback_for_float16_is_silent_and_in_order(caplog):
     values = np.linspace(0, 4, 31).astype(np.float16)
-    with warnings.catch_warnings(), caplog.at_level(logging.DEBUG, logger="gpulab.host.backend"):
+    with warnings.catch_warnings(), caplog.at_level(logging.DEBUG, logger="gpulab.host.run"):
         warnings.simplefilter("error")
         mapped = host_map(float_map, values)
         reduced = host_reduce(float_add, values, 0)
@@ -263,20 +263,20 @@ def test_changed_uniform_needs_no_recompile():
 
     values = np.arange(5, dtype=np.int64)
     np.testing.assert_array_equal(host_map(scaled, values), values * 2)
-    operators, loops = len(backend.OPERATORS), len(backend.map_loop(1).compiled.overloads)
+    operators, loops = len(run.OPERATORS), len(run.map_loop(1).compiled.overloads)
     scale = 5
     np.testing.assert_array_equal(host_map(scaled, values), values * 5)
     np.testing.assert_array_equal(host_map(scaled, values[:3]), values[:3] * 5)
-    assert len(backend.OPERATORS) == operators
-    assert len(backend.map_loop(1).compiled.overloads) == loops
+    assert len(run.OPERATORS) == operators
+    assert len(run.map_loop(1).compiled.overloads) == loops
 
 
 def test_operator_is_compiled_by_numba():
     host_reduce(float_add, np.ones(3, np.float32), 0)
     f32 = gpulab.element_type(np.float32)
-    operators = len(backend.OPERATORS)
-    operator, _ = backend.operator_for(as_kernel(float_add), Signature((f32, f32)))
-    assert len(backend.OPERATORS) == operators  # the reduce above made it
+    operators = len(run.OPERATORS)
+    operator, _ = run.operator_for(as_kernel(float_add), Signature((f32, f32)))
+    assert len(run.OPERATORS) == operators  # the reduce above made it
     assert operator.compiled is not None and not operator.interpreted_loops
 
 

@@ -5,13 +5,15 @@ import re
 import pytest
 from IPython.core.compilerop import CachingCompiler
 from IPython.core.interactiveshell import InteractiveShell
+from IPython.display import display
 from IPython.utils.capture import capture_output
 
 import gpulab
-from gpulab import magics
 from gpulab.display.view import MIME_TYPE
-from gpulab.display.widgets import WIDGETS_NOTE, DevicePicker, LabPanel, aot_targets
-from gpulab.runtime.devices import current, devices, use
+from gpulab.notebook import session
+from gpulab.notebook.result import KernelResult
+from gpulab.notebook.widgets import WIDGETS_NOTE, DevicePicker, LabPanel, aot_targets
+from gpulab.device import current, devices, use
 
 HAS_GPU = any(d.is_gpu for d in devices())
 
@@ -37,9 +39,9 @@ def shell():
 def session_state():
     """Every test starts from the built-in %%gpukernel defaults and leaves them, and the device, as they were."""
     device = current()
-    magics.defaults.__init__()
+    session.defaults.__init__()
     yield
-    magics.defaults.__init__()
+    session.defaults.__init__()
     use(device)
 
 
@@ -127,7 +129,7 @@ def test_unknown_options_are_usage_errors(shell):
 
 @pytest.mark.skipif(HAS_GPU, reason="the default target only applies without a GPU")
 def test_without_a_gpu_it_compiles_for_sm_90_and_says_so_once(shell, monkeypatch):
-    monkeypatch.setattr(magics, "_said_default_target", False)
+    monkeypatch.setattr(session, "_said_default_target", False)
     cell = "%%gpukernel reduce\ndef add(a: f32, b: f32) -> f32:\n    return a + b\n"
     first, second = run(shell, cell), run(shell, cell)
     assert bundles(first)[0][MIME_TYPE]["target"] == "sm_90"
@@ -142,7 +144,7 @@ def test_session_defaults_apply_to_gpukernel(shell):
     assert data[MIME_TYPE]["target"] == "sm_80" and not data[MIME_TYPE]["lto"]
     assert [pane["id"] for pane in data[MIME_TYPE]["panes"]] == ["python", "sass"]
     run(shell, "%gpulab defaults --reset")
-    assert magics.defaults == magics.SessionDefaults()
+    assert session.defaults == session.SessionDefaults()
 
 
 def test_gpulab_devices_cache_and_help(shell):
@@ -169,14 +171,30 @@ def test_bench_option_shows_a_table_and_a_plot(shell):
     assert any("image/png" in output.data for output in captured.outputs)
 
 
+def test_output_option_returns_a_result_that_displays_itself(shell):
+    with capture_output() as captured:
+        outcome = shell.run_cell(ADD_CELL.format(options=" -o --compare --device host --run 1e3"),
+                                 store_history=True)
+    result = outcome.result
+    assert isinstance(result, KernelResult) and shell.user_ns["_"] is result
+    assert result.build.options.lto and not result.compare.options.lto
+    assert "exact" in repr(result.run_check)
+    (data,) = bundles(captured)  # shown once, as the cell's value
+    assert data[MIME_TYPE]["compare"] is not None
+    assert [type(output.data.get(MIME_TYPE)) for output in captured.outputs].count(dict) == 1
+    with capture_output() as again:
+        display(result)
+    assert len(again.outputs) == 3  # compare table, view, run check
+
+
 def test_device_picker_sets_the_device_and_the_target():
     picker = DevicePicker()
     assert "host" in picker.options[0][0]
     for target in aot_targets():
         picker.value = target
-        assert magics.defaults.target == target
+        assert session.defaults.target == target
     picker.value = "host"
-    assert current() == "host" and magics.defaults.target is None
+    assert current() == "host" and session.defaults.target is None
     bundle = picker._repr_mimebundle_()
     assert WIDGETS_NOTE in bundle["text/plain"] and "application/vnd.jupyter.widget-view+json" in bundle
 

@@ -3,9 +3,11 @@
 import pytest
 
 import gpulab
+from gpulab.compiler.bundle import bundle_of
 from gpulab.compiler.occupancy import occupancy
 from gpulab.compiler.target import Target
-from gpulab.display.view import bundle_of
+from gpulab.display.view import BuildView
+from gpulab.errors import TargetError
 
 H100 = Target(9, 0)
 
@@ -24,8 +26,11 @@ def test_the_limiting_resource_decides(block, registers, shared, blocks, limit):
     assert found.fraction == pytest.approx(blocks * block / 2048)
 
 
-def test_unknown_targets_have_none():
-    assert occupancy(Target(7, 5), 256, 32, 0) is None
+def test_every_target_has_limits_and_unknown_ones_are_refused():
+    turing = occupancy(Target(7, 5), 256, 32, 0)  # 1024 threads an SM, nothing reserved per block
+    assert (turing.blocks_per_sm, turing.fraction) == (4, 1.0)
+    with pytest.raises(TargetError, match="sm_70"):
+        Target(7, 0)
 
 
 def add(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
@@ -37,6 +42,6 @@ def test_the_view_shows_each_kernels_occupancy():
     resources = bundle["resources"]["gpulab_reduce"]
     assert resources["blocks_per_sm"] == 8 and resources["occupancy"] == 1.0
     assert resources["occupancy_limit"] == "threads"
-    view = gpulab.display.view.BuildView(gpulab.compile("reduce", add, target="sm_90"))
+    view = BuildView(bundle_of(gpulab.compile("reduce", add, target="sm_90")))
     assert "100% · 8 blocks/SM" in view._repr_mimebundle_()["text/html"]
     assert "occupancy 100% · 8 blocks/SM (limited by threads)" in view._repr_mimebundle_()["text/plain"]

@@ -1,6 +1,9 @@
 """The build view made from a real build: MIME types, panes, links, escaping."""
 
+from IPython.core.interactiveshell import InteractiveShell
+
 import gpulab
+from gpulab.compiler.bundle import bundle_of
 from gpulab.display.view import MIME_TYPE, BuildView
 
 
@@ -11,7 +14,7 @@ def scaled_sum(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
 
 def test_bundle_of_a_real_build():
     build = gpulab.compile("reduce", scaled_sum, target="sm_90")
-    bundle = BuildView(build)._repr_mimebundle_()
+    bundle = BuildView(bundle_of(build))._repr_mimebundle_()
     assert set(bundle) == {MIME_TYPE, "text/html", "text/plain"}
     data = bundle[MIME_TYPE]
     assert [p["id"] for p in data["panes"]] == ["python", "cuda", "ptx", "sass"]
@@ -24,7 +27,9 @@ def test_bundle_of_a_real_build():
     assert "__global__" in html and "scaled_sum" in bundle["text/plain"]
 
 
-def test_build_displays_itself():
+def test_build_displays_itself_in_ipython():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "gpulab")
     build = gpulab.compile("map", scaled_sum, target="sm_80", lto=False)
-    assert MIME_TYPE in build._repr_mimebundle_()
-    assert build._repr_mimebundle_()[MIME_TYPE]["stats"]["operator_calls"] > 0
+    data, _ = shell.display_formatter.format(build)
+    assert data[MIME_TYPE]["stats"]["operator_calls"] > 0 and "text/html" in data

@@ -14,22 +14,22 @@ import ipywidgets
 import traitlets
 from IPython.display import display
 
-from .. import magics
 from ..bench import PRIMITIVES, bench
+from ..device import current, current_device, devices, use
+from ..display.errors import format_error
 from ..errors import GpulabError
 from ..kernel import as_kernel
-from ..runtime.devices import current, current_device, devices, use
+from .session import compile_targets, defaults
 
 __all__ = ["DevicePicker", "LabPanel", "aot_targets"]
 
 WIDGETS_NOTE = "widgets need JupyterLab, Notebook 7 or VS Code with ipywidgets"
-AOT_CANDIDATES = ((8, 0), (9, 0), (10, 0))
 ELEMENT_TYPES = ("float32", "float64", "int32", "int64", "uint32", "float16", "int8", "bool")
 
 
 def aot_targets() -> list[str]:
-    """``sm_80``, ``sm_90``, ``sm_100``: those gpulab supports and the installed NVRTC compiles for."""
-    return [t.arch for t in magics.compile_targets() if t.cc in AOT_CANDIDATES]
+    """Every architecture gpulab knows that the installed NVRTC and nvJitLink build for (``sm_75`` ... ``sm_120``)."""
+    return [t.arch for t in compile_targets()]
 
 
 class _Fallback:
@@ -60,7 +60,7 @@ class DevicePicker(_Fallback, ipywidgets.Dropdown):
         options = [(_device_label(d), d.name) for d in devices()]
         options += [(f"{arch}: compile only (ahead of time)", arch) for arch in aot_targets()]
         names = [name for _, name in options]
-        value = magics.defaults.target if magics.defaults.target in names else current()
+        value = defaults.target if defaults.target in names else current()
         kwargs.setdefault("description", "gpulab")
         kwargs.setdefault("layout", ipywidgets.Layout(width="max-content"))
         super().__init__(options=options, value=value, **kwargs)
@@ -71,10 +71,10 @@ class DevicePicker(_Fallback, ipywidgets.Dropdown):
         if name is None:
             return
         if name.startswith("sm_"):
-            magics.defaults.target = name
+            defaults.target = name
         else:
             use(name)
-            magics.defaults.target = None
+            defaults.target = None
 
     def _summary(self) -> str:
         return f"DevicePicker: {self.value}"
@@ -157,7 +157,7 @@ class LabPanel(_Fallback, ipywidgets.VBox):
                                     devices=self.chosen_devices(),
                                     dtype=None if self.kernel.declared else self.dtype.value)
             except GpulabError as exc:
-                print(magics.format_error(exc), file=sys.stderr)
+                print(format_error(exc), file=sys.stderr)
                 return None
             display(self.result.plot())
             display(self.result)

@@ -7,7 +7,7 @@ import os
 import platform
 from dataclasses import dataclass
 
-from ..errors import DeviceError
+from .errors import DeviceError
 
 HOST = "host"
 

@@ -1,0 +1,122 @@
+"""What ``%%gpukernel --run`` and ``--compare`` show: a run checked against the host, and two builds side by side."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..bench import bench, random_inputs
+from ..compiler.build import Build
+from ..device import Device
+from ..display.table import Table, format_seconds
+from ..host import compare, float64_reference
+from ..host.run import WIDER
+from ..kernel import Kernel
+from ..runtime.arrays import to_host
+from ..types import element_type
+
+# Items timed per build by --compare on a GPU (or --run's size, if larger): enough that the
+# kernel, not the per-call cost of a launch (~10-20 us), decides the time.
+COMPARE_SIZE = 2**24
+
+
+def _preview(values) -> str:
+    array = np.asarray(values)
+    if array.ndim == 0:
+        return str(array[()])
+    text = np.array2string(array, threshold=6, edgeitems=3, max_line_width=10**6, precision=6)
+    return f"{text} ({array.size:,} items)"
+
+
+def _call(primitive: str, kernel: Kernel, inputs, initial, exclusive: bool, device: str):
+    from .. import primitives
+
+    if primitive == "map":
+        return primitives.map(kernel, *inputs, device=device)
+    if primitive == "reduce":
+        return primitives.reduce(kernel, inputs[0], initial, device=device)
+    if primitive == "scan":
+        return primitives.scan(kernel, inputs[0], initial, exclusive=exclusive, device=device)
+    return primitives.filter(kernel, inputs[0], device=device)
+
+
+def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=None, exclusive: bool = False,
+              seed: int = 0) -> Table:
+    """Run ``primitive(kernel)`` on ``n`` random items on ``device`` and check it against the host backend.
+
+    Returns
+    -------
+    Table
+        The result, the host reference's result and whether they agree
+        (exactly, or by how much they differ).
+    """
+    inputs = random_inputs(kernel, primitive, n, np.random.default_rng(seed))
+    if primitive == "reduce" and initial is None:
+        initial = np.zeros((), dtype=inputs[0].dtype)[()]
+    on_device = inputs
+    if device.is_gpu:
+        import cupy
+
+        with cupy.cuda.Device(device.ordinal):
+            on_device = [cupy.asarray(x) for x in inputs]
+    got = to_host(_call(primitive, kernel, on_device, initial, exclusive, device.name))
+    want = np.asarray(_call(primitive, kernel, inputs, initial, exclusive, "host"))
+    reference = None
+    if want.dtype.name in WIDER:
+        reference = float64_reference(primitive, kernel, *_host_arguments(primitive, inputs, initial, exclusive))
+    check = compare(got, want, element_type(want.dtype), reference)
+    rows = [["result", _preview(got), _preview(want)], ["check", _verdict(check), ""]]
+    if check.float64_rel_error is not None:
+        rows.append(["rel. error vs float64", f"{check.float64_rel_error:.3g}", f"{check.host_float64_rel_error:.3g}"])
+    caption = f"{primitive}({kernel.name}) of {n:,} random {inputs[0].dtype} items"
+    if not device.is_gpu:
+        caption += " (no GPU: both columns ran the host backend)"
+    return Table(["", device.name, "host reference"], rows, caption)
+
+
+def _host_arguments(primitive: str, inputs, initial, exclusive: bool) -> tuple:
+    if primitive == "reduce":
+        return (inputs[0], initial)
+    if primitive == "scan":
+        return (inputs[0], initial, exclusive)
+    return tuple(inputs)
+
+
+def _verdict(check) -> str:
+    if check.exact:
+        return "exact"
+    if check.ulps is None:
+        return check.message
+    return f"max abs error {check.max_abs_error:.3g}, max rel error {check.max_rel_error:.3g}, {check.ulps} ulps"
+
+
+def compare_table(build: Build, other: Build, seconds: dict | None = None) -> Table:
+    """The LTO and PTX-linked builds side by side: operator CALLs, SASS size, registers, time.
+
+    Parameters
+    ----------
+    build, other : Build
+        The same function linked both ways (in either order).
+    seconds : dict, optional
+        ``{"lto": s, "ptx": s, "where": "n=..., cuda:0"}`` measured on a GPU.
+    """
+    lto, ptx = (build, other) if build.options.lto else (other, build)
+    rows = [["operator CALLs", lto.operator_calls, ptx.operator_calls],
+            ["SASS instructions", lto.sass_instructions, ptx.sass_instructions]]
+    for kernel in lto.resources:
+        rows.append([f"registers {kernel}", lto.resources[kernel].registers,
+                     ptx.resources[kernel].registers if kernel in ptx.resources else "-"])
+    if seconds:
+        rows.append([f"time ({seconds['where']})", format_seconds(seconds["lto"]), format_seconds(seconds["ptx"])])
+    return Table(["", "LTO", "PTX link"], rows, f"{build.primitive}({build.name}) on {build.target}: LTO vs PTX link")
+
+
+def compare_seconds(kernel: Kernel, primitive: str, device: Device, n: int, *, initial=None, exclusive=False,
+                    fma=True) -> dict:
+    """Time the LTO and the PTX-linked builds on ``device`` at ``n`` items: ``{"lto": s, "ptx": s, "where": ...}``."""
+    seconds = {}
+    for key, lto in (("lto", True), ("ptx", False)):
+        result = bench(kernel, primitive, [n], devices=[device.name], initial=initial, exclusive=exclusive,
+                       progress=False, lto=lto, fma=fma)
+        seconds[key] = result.rows[0]["seconds"]
+    seconds["where"] = f"n={n:,}, {device.name}"
+    return seconds

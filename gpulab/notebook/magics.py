@@ -1,0 +1,265 @@
+"""IPython magics: ``%%gpukernel`` shows, runs and times a cell's function; ``%gpulab`` runs the session.
+
+A thin adapter: options are parsed here and the work is done by
+:func:`~gpulab.notebook.result.run_cell` and :mod:`~gpulab.notebook.session`.
+Load them with ``%load_ext gpulab``; ``%%gpukernel?`` and ``%gpulab?`` show
+every option.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+from numba.core.errors import NumbaError
+
+from .. import cache
+from ..bench import PRIMITIVES
+from ..compiler.bundle import PANES
+from ..device import current_device, use
+from ..device import device as find_device
+from ..display.errors import format_error
+from ..errors import GpulabError, UserCodeError
+from ..kernel import Kernel
+from . import formatters, session
+from .result import run_cell
+
+__all__ = ["GpulabMagics", "load_ipython_extension"]
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _count(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{text!r} is not a number of items") from None
+    if value < 1 or value != int(value):
+        raise UsageError(f"{text!r} is not a positive whole number of items")
+    return int(value)
+
+
+def _sizes(text: str) -> list[int]:
+    return [_count(part) for part in text.split(",") if part.strip()]
+
+
+def _panes(text: str) -> tuple[str, ...]:
+    panes = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(set(panes) - set(PANES))
+    if unknown or not panes:
+        raise UsageError(f"--show takes panes from {','.join(PANES)}; got {text!r}")
+    return panes
+
+
+def _function_name(tree: ast.Module, name: str | None) -> str:
+    """``name``, else the last function the cell defines (a ``def`` or ``f = lambda ...``)."""
+    if name:
+        return name
+    found = None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found = node.name
+        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(node.targets) == 1
+              and isinstance(node.targets[0], ast.Name)):
+            found = node.targets[0].id
+    if found is None:
+        raise UsageError("the cell defines no function: define one with def, or name one with --name")
+    return found
+
+
+def _kernel(function, types) -> Kernel:
+    if isinstance(function, Kernel):
+        return function if types is None else Kernel(function.pyfunc, types=types, constants=function.constants)
+    return Kernel(function, types=types)
+
+
+# ---------------------------------------------------------------- magics
+
+
+@magics_class
+class GpulabMagics(Magics):
+    """``%%gpukernel`` and ``%gpulab``."""
+
+    @magic_arguments(name="%gpukernel")
+    @argument("primitive", choices=PRIMITIVES, help="what to wrap the function in")
+    @argument("--name", help="the function to use (default: the last one the cell defines)")
+    @argument("--types", help='parameter types when the function has no annotations, e.g. "f32,f32"')
+    @argument("--target", help="compute capability to compile for, e.g. sm_90 (default: the current GPU)")
+    @argument("--device", help="where --run, --bench and --compare run: host or cuda:N (default: the current one)")
+    @argument("--lto", dest="lto", action="store_const", const=True, default=None,
+              help="link with LTO, the operator inlined (the default)")
+    @argument("--no-lto", dest="lto", action="store_const", const=False, help="link PTX: the operator is a CALL")
+    @argument("--fma", dest="fma", action="store_const", const=True, default=None,
+              help="contract a * b + c into FMA (the default)")
+    @argument("--no-fma", dest="fma", action="store_const", const=False, help="keep multiply and add apart")
+    @argument("--exclusive", action="store_true", help="scan: an exclusive scan (needs --initial)")
+    @argument("--initial", help="reduce or scan initial value, a Python expression (reduce default: 0)")
+    @argument("--show", help="panes to show, from python,cuda,ptx,sass (default: all)")
+    @argument("--compare", action="store_true",
+              help="also build the function linked the other way and compare CALLs, SASS, registers and, on a "
+                   "GPU, time at 2^24 items (or --run's N if larger)")
+    @argument("--run", type=_count, metavar="N", help="run on N random items and check against the host backend")
+    @argument("--bench", type=_sizes, metavar="SIZES",
+              help='time the device and the host at these sizes, e.g. "1e3,1e5,1e7", and plot')
+    @argument("-o", "--output", action="store_true",
+              help="show nothing while it works; return a result object (builds, run check, bench) that "
+                   "displays itself, as %%timeit -o does (the cell's value: keep it with r = _)")
+    @cell_magic
+    def gpukernel(self, line: str, cell: str):
+        """Compile the function this cell defines and show its CUDA C++, PTX and SASS.
+
+        The cell runs as a normal cell would (its functions stay defined);
+        then its last function (or --name) is compiled for PRIMITIVE and
+        shown side by side, each Python line coloured where it lands.
+        Errors in the function are reported at their cell line, without
+        a traceback.
+
+        Examples
+        --------
+        ::
+
+            %%gpukernel reduce --target sm_90 --compare
+            def add(a: f32, b: f32) -> f32:
+                return a + b
+
+            %%gpukernel map --types f64 --run 1e6 --bench 1e3,1e5,1e7
+            def square(x):
+                return x * x
+
+            %%gpukernel scan -o --target sm_80
+            def add(a: i32, b: i32) -> i32:
+                return a + b
+        """
+        args = parse_argstring(self.gpukernel, line)
+        defaults = session.defaults
+        panes = _panes(args.show) if args.show else defaults.show
+        if args.exclusive and args.primitive != "scan":
+            raise UsageError("--exclusive is an option of scan")
+        initial = self._evaluate(args.initial)
+        executed = self._execute(cell)
+        if executed is None:
+            return None
+        filename, tree = executed
+        try:
+            kernel = _kernel(self._lookup(_function_name(tree, args.name)), args.types)
+            device = find_device(args.device) if args.device else current_device()
+            options = {"lto": defaults.lto if args.lto is None else args.lto,
+                       "fma": defaults.fma if args.fma is None else args.fma, "exclusive": args.exclusive}
+            result = run_cell(kernel, args.primitive, target=session.target_for(args.target, device), device=device,
+                              options=options, panes=panes, compare=args.compare, run=args.run,
+                              bench_sizes=args.bench, initial=initial,
+                              show=(lambda part: None) if args.output else display)
+        except (GpulabError, NumbaError) as exc:
+            print(format_error(exc, filename), file=sys.stderr)
+            return None
+        return result if args.output else None
+
+    def _evaluate(self, expression: str | None):
+        if expression is None:
+            return None
+        try:
+            return eval(expression, self.shell.user_global_ns, self.shell.user_ns)
+        except Exception as exc:
+            raise UsageError(f"--initial {expression!r}: {type(exc).__name__}: {exc}") from None
+
+    def _execute(self, cell: str):
+        """Run the cell in the user's namespace; return its file name and AST, or None when it failed.
+
+        The code gets one blank line in front, standing for the ``%%gpukernel``
+        line, so line numbers everywhere (errors, the Python pane) are the
+        cell's own.
+        """
+        shell = self.shell
+        source = "\n" + shell.transform_cell(cell)
+        filename = shell.compile.cache(source, shell.execution_count, raw_code="\n" + cell)
+        try:
+            tree = shell.transform_ast(shell.compile.ast_parse(source, filename))
+            code = shell.compile(tree, filename, "exec")
+        except SyntaxError:
+            shell.showsyntaxerror(filename)
+            return None
+        try:
+            exec(code, shell.user_global_ns, shell.user_ns)
+        except UserCodeError as exc:  # e.g. @gpulab.kernel on an impure function
+            print(format_error(exc, filename), file=sys.stderr)
+            return None
+        except Exception:
+            shell.showtraceback()
+            return None
+        return filename, tree
+
+    def _lookup(self, name: str):
+        if name not in self.shell.user_ns:
+            raise UsageError(f"there is no function named {name!r}")
+        return self.shell.user_ns[name]
+
+    @magic_arguments()
+    @argument("command", nargs="?", default="help", choices=["devices", "use", "cache", "defaults", "help"],
+              help="devices: list them; use NAME: make one current; cache [clear]: the build cache; "
+                   "defaults [options]: %%%%gpukernel's session defaults; help: this text")
+    @argument("arguments", nargs="*", help="use: a device name (host, cuda:N); cache: clear")
+    @argument("--target", help="defaults: compile target, e.g. sm_90 ('auto' for the current GPU)")
+    @argument("--lto", dest="lto", action="store_const", const=True, default=None, help="defaults: link with LTO")
+    @argument("--no-lto", dest="lto", action="store_const", const=False, help="defaults: link PTX")
+    @argument("--fma", dest="fma", action="store_const", const=True, default=None, help="defaults: contract FMA")
+    @argument("--no-fma", dest="fma", action="store_const", const=False, help="defaults: no FMA contraction")
+    @argument("--show", help="defaults: panes, from python,cuda,ptx,sass")
+    @argument("--reset", action="store_true", help="defaults: back to the built-in ones")
+    @line_magic
+    def gpulab(self, line: str):
+        """Devices, the build cache and session defaults of gpulab.
+
+        Examples
+        --------
+        ::
+
+            %gpulab devices
+            %gpulab use cuda:0
+            %gpulab cache
+            %gpulab cache clear
+            %gpulab defaults --target sm_100 --no-lto
+        """
+        args = parse_argstring(self.gpulab, line)
+        try:
+            if args.command == "devices":
+                display(session.devices_table())
+            elif args.command == "use":
+                if len(args.arguments) != 1:
+                    raise UsageError("usage: %gpulab use NAME (host or cuda:N)")
+                chosen = use(args.arguments[0]).device
+                print(f"gpulab: the current device is {chosen}")
+            elif args.command == "cache":
+                self._cache(args.arguments)
+            elif args.command == "defaults":
+                session.defaults.update(reset=args.reset, target=args.target, lto=args.lto, fma=args.fma,
+                                        show=_panes(args.show) if args.show is not None else None)
+                display(session.defaults.table())
+            else:
+                print(self.gpulab.__doc__)
+                print("%%gpukernel? shows the options of the cell magic.")
+        except GpulabError as exc:
+            print(format_error(exc), file=sys.stderr)
+
+    @staticmethod
+    def _cache(arguments: list[str]) -> None:
+        if arguments == ["clear"]:
+            before = cache.cache_info()
+            cache.clear_cache()
+            print(f"gpulab: cleared the build cache ({before.disk_entries} entries on disk, "
+                  f"{before.memory_entries} in memory)")
+        elif not arguments:
+            info = cache.cache_info()
+            display({"text/plain": str(info), "text/html": info._repr_html_()}, raw=True)
+        else:
+            raise UsageError("usage: %gpulab cache [clear]")
+
+
+def load_ipython_extension(ipython) -> None:
+    """Register ``%%gpukernel`` and ``%gpulab``, and how builds display (what ``%load_ext gpulab`` calls)."""
+    ipython.register_magics(GpulabMagics)
+    formatters.register(ipython)

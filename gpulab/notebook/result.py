@@ -1,0 +1,116 @@
+"""What one ``%%gpukernel`` cell makes: its build(s), run check and benchmark, as one object that displays itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from IPython.display import display
+
+from ..bench import BenchResult, bench
+from ..compiler.build import Build
+from ..compiler.build import compile as compile_build
+from ..compiler.bundle import PANES, bundle_of
+from ..device import Device
+from ..display.table import Table
+from ..display.view import BuildView
+from ..kernel import Kernel
+from .checks import COMPARE_SIZE, compare_seconds, compare_table, run_check
+
+
+@dataclass
+class KernelResult:
+    """The outputs of one ``%%gpukernel`` cell (``%%gpukernel -o`` returns it, as ``%timeit -o`` does).
+
+    Attributes
+    ----------
+    build : Build
+        The build the cell asked for.
+    compare : Build or None
+        With ``--compare``: the same function linked the other way.
+    compare_table : Table or None
+        With ``--compare``: the two builds side by side (timed on a GPU).
+    run_check : Table or None
+        With ``--run``: the result checked against the host reference.
+    bench : BenchResult or None
+        With ``--bench``: the timings (``bench.plot()`` draws them).
+    panes : tuple of str
+        The panes the view shows.
+    """
+
+    build: Build
+    compare: Build | None = None
+    compare_table: Table | None = None
+    run_check: Table | None = None
+    bench: BenchResult | None = None
+    panes: tuple[str, ...] = PANES
+
+    def view(self) -> BuildView:
+        """The build view (with the compared build behind a toggle)."""
+        return BuildView(bundle_of(self.build, panes=self.panes, compare=self.compare))
+
+    def parts(self) -> list:
+        """What the cell shows, in order: compare table, view, run check, bench table (its plot follows it)."""
+        return [part for part in (self.compare_table, self.view(), self.run_check, self.bench) if part is not None]
+
+    def _ipython_display_(self) -> None:
+        for part in self.parts():
+            display(part)
+        if self.bench is not None:
+            display(self.bench.plot())
+
+    def __repr__(self) -> str:
+        return "\n\n".join(repr(part) for part in self.parts())
+
+
+def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options: dict, panes=PANES,
+             compare: bool = False, run: int | None = None, bench_sizes=None, initial=None,
+             show: Callable[[object], None] = lambda part: None) -> KernelResult:
+    """Build ``primitive(kernel)``, and compare, run and time it as a cell asks; ``show`` each part when it is ready.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The cell's function.
+    primitive : str
+        What to wrap it in.
+    target : target spec
+        What to compile for.
+    device : Device
+        Where ``run`` and ``bench_sizes`` run.
+    options : dict
+        Build options: ``lto``, ``fma``, ``exclusive``.
+    panes : sequence of str
+        The panes the view shows.
+    compare : bool
+        Also build the function linked the other way (timed on a GPU).
+    run : int, optional
+        Run on this many random items and check against the host.
+    bench_sizes : sequence of int, optional
+        Time the device and the host at these sizes.
+    initial : optional
+        The reduce or scan initial value.
+    show : callable
+        Called with each part as soon as it is made (``display`` shows them as they come).
+    """
+    result = KernelResult(compile_build(primitive, kernel, target=target, **options), panes=tuple(panes))
+    exclusive = options.get("exclusive", False)
+    if compare:
+        result.compare = compile_build(primitive, kernel, target=target, **{**options, "lto": not options["lto"]})
+        seconds = None
+        if device.is_gpu:
+            seconds = compare_seconds(kernel, primitive, device, max(run or 0, COMPARE_SIZE), initial=initial,
+                                      exclusive=exclusive, fma=options["fma"])
+        result.compare_table = compare_table(result.build, result.compare, seconds)
+        show(result.compare_table)
+    show(result.view())
+    if run:
+        result.run_check = run_check(kernel, primitive, run, device, initial, exclusive)
+        show(result.run_check)
+    if bench_sizes:
+        names = ["host"] if not device.is_gpu else ["host", device.name]
+        result.bench = bench(kernel, primitive, bench_sizes, devices=names, initial=initial, exclusive=exclusive,
+                             lto=options["lto"], fma=options["fma"])
+        show(result.bench)
+        show(result.bench.plot())
+    return result
