@@ -19,15 +19,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import registry
 from .device import Device, current_device
 from .device import device as find_device
 from .display.table import Table, format_seconds
 from .kernel import Kernel, as_kernel
+from .registry import Primitive
 from .types import element_type
 
 __all__ = ["BenchResult", "bench", "random_array", "random_inputs"]
 
-PRIMITIVES = ("map", "reduce", "scan", "filter")
 FALLBACK_L2_BYTES = 64 * 2**20
 COPY_BYTES = 256 * 2**20  # the device-to-device copy that measures the roofline
 
@@ -76,34 +77,28 @@ def _kernel_of(fn, dtype) -> Kernel:
 def random_inputs(kernel: Kernel, primitive: str, n: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Random inputs of ``n`` items for ``primitive(kernel)``: one per parameter for map, else one."""
     args = kernel.signature().args
-    return [random_array(t, n, rng) for t in (args if primitive == "map" else args[:1])]
+    return [random_array(t, n, rng) for t in (args if registry.primitive(primitive).elementwise else args[:1])]
 
 
-def _initial_for(primitive: str, kernel: Kernel, initial):
-    if primitive == "reduce" and initial is None:
+def default_initial(primitive: str, kernel: Kernel, initial):
+    """``initial``, or zero of the element type where the primitive needs one and none is given."""
+    if registry.primitive(primitive).initial == "required" and initial is None:
         return np.zeros((), dtype=kernel.signature().args[0].dtype)[()]
     return initial
 
 
-def _moved_bytes(primitive: str, inputs, result) -> int:
-    """Bytes a call must move: reads, plus writes except for reduce."""
+def _moved_bytes(record: Primitive, inputs, result) -> int:
+    """Bytes a call must move: its reads, and its result where it is written."""
     reads = sum(x.nbytes for x in inputs)
-    return reads if primitive == "reduce" else reads + int(result.nbytes)
+    return reads + (int(result.nbytes) if record.writes_result else 0)
 
 
 # ---------------------------------------------------------------- host timing
 
 
-def _host_call(primitive: str, kernel: Kernel, initial, exclusive: bool):
-    from . import host
-
-    if primitive == "map":
-        return lambda xs: host.host_map(kernel, *xs)
-    if primitive == "reduce":
-        return lambda xs: host.host_reduce(kernel, xs[0], initial)
-    if primitive == "scan":
-        return lambda xs: host.host_scan(kernel, xs[0], initial, exclusive=exclusive)
-    return lambda xs: host.host_filter(kernel, xs[0])
+def _host_call(record: Primitive, kernel: Kernel, initial, options: dict):
+    run = record.host_runner()
+    return lambda xs: run(kernel, *record.call_arguments(xs, initial), **options)
 
 
 def _time_host(call, inputs, repeats: int, warmup: int, max_seconds: float):
@@ -149,20 +144,12 @@ def copy_gb_per_s(gpu: Device, repeats: int = 10) -> float:
         return 2 * nbytes / seconds / 1e9
 
 
-def _device_call(primitive: str, kernel: Kernel, example, gpu: Device, initial, exclusive: bool, options):
-    from . import primitives
+def _device_call(record: Primitive, kernel: Kernel, example, gpu: Device, initial, options: dict):
+    """A reused plan for ``example``'s arrays, and a call of it on other arrays (its output as it returns it)."""
+    from .primitives import make_plan
 
-    if primitive == "map":
-        plan = primitives.make_map(kernel, *example, device=gpu.name, **options)
-        return lambda xs: plan(*xs)
-    if primitive == "reduce":
-        plan = primitives.make_reduce(kernel, example[0], device=gpu.name, **options)
-        return lambda xs: plan(xs[0], initial)
-    if primitive == "scan":
-        plan = primitives.make_scan(kernel, example[0], exclusive=exclusive, device=gpu.name, **options)
-        return lambda xs: plan(xs[0], initial)
-    plan = primitives.make_filter(kernel, example[0], device=gpu.name, **options)
-    return lambda xs: plan(xs[0])
+    plan = make_plan(record, kernel, example, gpu, **options)
+    return plan, lambda xs: plan(*record.call_arguments(xs, initial))
 
 
 def _time_device(call, copies, repeats: int, warmup: int):
@@ -182,21 +169,18 @@ def _time_device(call, copies, repeats: int, warmup: int):
     return statistics.median(samples), repeats, result
 
 
-def _time_gpu(primitive, kernel, inputs, gpu: Device, initial, exclusive, repeats, warmup, options):
+def _time_gpu(record: Primitive, kernel, inputs, gpu: Device, initial, repeats, warmup, options):
     """Median seconds, samples and bytes moved for one size on ``gpu``."""
     import cupy
 
     with cupy.cuda.Device(gpu.ordinal):
         example = [cupy.asarray(x) for x in inputs]
-        call = _device_call(primitive, kernel, example, gpu, initial, exclusive, options)
+        plan, call = _device_call(record, kernel, example, gpu, initial, options)
         per_copy = max(1, sum(x.nbytes for x in inputs))
         count = min(warmup + repeats, l2_bytes(gpu) // per_copy + 2)
         copies = [example] + [[x.copy() for x in example] for _ in range(count - 1)]
-        seconds, samples, result = _time_device(call, copies, repeats, warmup)
-        if primitive == "filter":
-            out, kept = result
-            result = out[: int(kept.get())]
-        return seconds, samples, _moved_bytes(primitive, inputs, result)
+        seconds, samples, output = _time_device(call, copies, repeats, warmup)
+        return seconds, samples, _moved_bytes(record, inputs, plan.finish(output))
 
 
 # ---------------------------------------------------------------- progress
@@ -329,7 +313,8 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
     ----------
     fn : function or Kernel
         The function, annotated or typed by ``dtype``.
-    primitive : {"map", "reduce", "scan", "filter"}
+    primitive : str
+        A name of :data:`gpulab.registry.PRIMITIVES` (``map``, ``reduce``, ``scan``, ``filter``).
     sizes : sequence of int or float
         Numbers of items (``1e6`` is accepted).
     devices : sequence of str, optional
@@ -342,7 +327,7 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
     initial : scalar, optional
         Reduce's initial value (zero by default) or scan's.
     exclusive : bool
-        For scan.
+        For scan (passed only to a primitive that takes it).
     seed : int
         Of the random inputs.
     max_seconds : float
@@ -356,12 +341,12 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
     -------
     BenchResult
     """
-    if primitive not in PRIMITIVES:
-        raise ValueError(f"unknown primitive {primitive!r}; choose one of {', '.join(PRIMITIVES)}")
+    record = registry.primitive(primitive)
+    own_options = record.own_options(exclusive=exclusive)
     kernel = _kernel_of(fn, dtype)
     targets = [find_device(d) for d in devices] if devices else _default_devices()
     counts = sorted({int(size) for size in sizes})
-    initial = _initial_for(primitive, kernel, initial)
+    initial = default_initial(primitive, kernel, initial)
     rng = np.random.default_rng(seed)
     result = BenchResult(kernel.name, primitive, kernel.signature().args[0].name,
                          descriptions={d.name: d.description for d in targets})
@@ -375,12 +360,12 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
             for target in targets:
                 bar.step(f"{target.name} n={n:,}")
                 if target.is_gpu:
-                    seconds, samples, moved = _time_gpu(primitive, kernel, inputs, target, initial, exclusive,
-                                                        repeats, warmup, options)
+                    seconds, samples, moved = _time_gpu(record, kernel, inputs, target, initial, repeats, warmup,
+                                                        {**options, **own_options})
                 else:
-                    call = _host_call(primitive, kernel, initial, exclusive)
+                    call = _host_call(record, kernel, initial, own_options)
                     seconds, samples, out = _time_host(call, inputs, repeats, warmup, max_seconds)
-                    moved = _moved_bytes(primitive, inputs, np.asarray(out))
+                    moved = _moved_bytes(record, inputs, np.asarray(out))
                 result.rows.append({"device": target.name, "primitive": primitive, "size": n, "seconds": seconds,
                                     "bytes": moved, "gb_per_s": moved / seconds / 1e9, "repeats": samples})
                 bar.advance()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import registry
 from ..errors import KernelTypeError
 from ..kernel import Kernel, as_kernel
 from ..types import ElementType, element_type
@@ -134,39 +135,35 @@ def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo
     KernelTypeError, ImpureKernelError
         When the function does not fit the primitive or is not pure.
     """
-    if primitive not in codegen.PRIMITIVES:
-        raise ValueError(f"unknown primitive {primitive!r}; choose one of {', '.join(codegen.PRIMITIVES)}")
+    record = registry.primitive(primitive)
     if index_bits not in (32, 64):
         raise ValueError("index_bits must be 32 or 64")
+    for option, value in (("exclusive", exclusive), ("iota", any(iota))):
+        if value and option not in record.options:
+            raise ValueError(f"{option} is not an option of {primitive}")
     kernel = as_kernel(fn)
     signature = kernel.signature(types)
     inputs, result = signature.args, signature.result
-    _check_arity(primitive, kernel, inputs, result)
-    if primitive in ("reduce", "scan"):
+    _check_operator(record, kernel, inputs, result)
+    if record.result == "input":
         result = inputs[0]
-    elif primitive == "filter":
+    elif record.result == "bool":
         result = element_type(np.bool_)
     uniforms = tuple(zip(kernel.uniforms, kernel.uniform_types()))
-    options = BuildOptions(lto=lto, lineinfo=lineinfo, fma=fma, exclusive=bool(exclusive) and primitive == "scan",
-                           index_bits=index_bits, iota=tuple(iota) or (False,) * len(inputs))
+    options = BuildOptions(lto=lto, lineinfo=lineinfo, fma=fma, exclusive=bool(exclusive), index_bits=index_bits,
+                           iota=tuple(iota) or (False,) * len(inputs))
     return BuildSpec(primitive, kernel, tuple(inputs), result, uniforms, parse_target(target), options)
 
 
-def _check_arity(primitive, kernel: Kernel, inputs, result):
-    where = kernel.location()
-    if primitive == "map" and not 1 <= len(inputs) <= 3:
-        raise KernelTypeError(f"map takes a function of 1 to 3 inputs; `{kernel.name}` takes {len(inputs)}", where)
-    if primitive in ("reduce", "scan"):
-        if len(inputs) != 2 or inputs[0] != inputs[1]:
-            raise KernelTypeError(
-                f"{primitive} takes an operator of two values of one type, (T, T) -> T; "
-                f"`{kernel.name}` takes ({', '.join(t.name for t in inputs)})", where)
-        if result is not None and result != inputs[0]:
-            raise KernelTypeError(
-                f"{primitive}'s operator must return its input type {inputs[0].name}, "
-                f"not {result.name}", where)
-    if primitive == "filter" and len(inputs) != 1:
-        raise KernelTypeError(f"filter takes a predicate of one value; `{kernel.name}` takes {len(inputs)}", where)
+def _check_operator(record: registry.Primitive, kernel: Kernel, inputs, result):
+    """Refuse a function the primitive cannot call: its number of inputs, their types, its result type."""
+    low, high = record.arity
+    if not low <= len(inputs) <= high or (record.same_types and len(set(inputs)) > 1):
+        raise KernelTypeError(f"{record.name} takes {record.takes}; `{kernel.name}` takes "
+                              f"({', '.join(t.name for t in inputs)})", kernel.location())
+    if record.result == "input" and result is not None and result != inputs[0]:
+        raise KernelTypeError(f"{record.name}'s operator must return its input type {inputs[0].name}, "
+                              f"not {result.name}", kernel.location())
 
 
 def run_pipeline(spec: BuildSpec) -> Build:
@@ -179,7 +176,7 @@ def run_pipeline(spec: BuildSpec) -> Build:
             lto=options.lto, options=frontend.Options(lineinfo=options.lineinfo, fma=options.fma))
     with _stage(timings, "codegen"):
         generated = codegen.generate(
-            spec.primitive, kernel.name, spec.target.arch, list(spec.inputs), operator.result,
+            spec.record, kernel.name, spec.target.arch, list(spec.inputs), operator.result,
             list(spec.uniforms), iota=options.iota, index_bits=options.index_bits, exclusive=options.exclusive,
             lto=options.lto)
     with _stage(timings, "nvrtc"):
@@ -208,7 +205,8 @@ def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, li
 
     Parameters
     ----------
-    primitive : {"map", "reduce", "scan", "filter"}
+    primitive : str
+        A name of :data:`gpulab.registry.PRIMITIVES`: ``map``, ``reduce``, ``scan``, ``filter``.
     fn : function or Kernel
         A pure function with annotated element types (or ``types=``).
         Map takes 1-3 inputs; reduce and scan an operator ``(T, T) -> T``;

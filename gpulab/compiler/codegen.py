@@ -3,7 +3,9 @@
 The generated file reads top to bottom: tuning constants, element types,
 how inputs and outputs are read and written, the operator's declaration,
 shared helpers, then the primitive's kernels. Templates live in
-``templates/*.cu``; ``$NAME`` placeholders are filled here.
+``templates/*.cu``; what a primitive needs of them, and how its kernel calls
+the operator, its record in :mod:`gpulab.registry` says. ``$NAME``
+placeholders of a primitive's own template are filled with its inputs here.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
+from ..registry import Primitive
 from ..types import ElementType, cxx_definitions
 
 BLOCK_THREADS = 256
@@ -26,21 +29,6 @@ MAX_SCAN_ITEMS = 32
 # Scan and filter registers are capped so that this many threads fit on an SM
 # (for items of up to 8 bytes; wider ones would spill under the cap).
 SCAN_RESIDENT_THREADS = 1024
-PRIMITIVES = ("map", "reduce", "scan", "filter")
-
-KERNELS = {
-    "map": ("gpulab_map",),
-    "reduce": ("gpulab_reduce",),
-    "scan": ("gpulab_scan",),
-    "filter": ("gpulab_filter",),
-}
-
-_PIECES = {
-    "map": ("common", "map"),
-    "reduce": ("common", "fold", "fold_range", "reduce"),
-    "scan": ("common", "fold", "tile", "lookback", "scan"),
-    "filter": ("common", "fold", "tile", "lookback", "filter"),
-}
 
 
 def fingerprint() -> str:
@@ -82,14 +70,18 @@ class Source:
     geometry: Geometry
 
 
-def geometry_for(types: list[ElementType], *, primitive: str = "map") -> Geometry:
-    """Choose block size, vector width and items per thread for ``primitive`` on the widest of ``types``."""
+def geometry_for(types: list[ElementType], *, geometry: str = "vector") -> Geometry:
+    """Choose block size, vector width and items per thread on the widest of ``types``.
+
+    ``geometry`` is the primitive's (its registry record): blocks of vectors,
+    or look-back tiles in shared memory.
+    """
     widest = max(t.itemsize for t in types)
     vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
     vec = 16 // widest if vectorisable else 1
     scan_items = max(1, min(MAX_SCAN_ITEMS, SCAN_THREAD_BYTES // widest))
     scan_items = max(vec, scan_items - scan_items % vec)
-    block_threads = SCAN_BLOCK_THREADS if primitive in ("scan", "filter") else BLOCK_THREADS
+    block_threads = SCAN_BLOCK_THREADS if geometry == "tile" else BLOCK_THREADS
     return Geometry(block_threads, vec, UNROLL, scan_items)
 
 
@@ -103,14 +95,15 @@ def _scan_min_blocks(types: list[ElementType], geometry: Geometry, *, lto: bool)
     return max(1, SCAN_RESIDENT_THREADS // geometry.block_threads) if widest <= 8 and lto else 1
 
 
-def generate(primitive: str, name: str, target: str, inputs: list[ElementType], result: ElementType,
+def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementType], result: ElementType,
              uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
              exclusive: bool = False, lto: bool = True) -> Source:
     """Generate the CUDA C++ for one primitive around the operator ``gpulab_op``.
 
     Parameters
     ----------
-    primitive : {"map", "reduce", "scan", "filter"}
+    primitive : Primitive
+        Its registry record.
     name : str
         The Python function's name (for comments).
     target : str
@@ -132,23 +125,22 @@ def generate(primitive: str, name: str, target: str, inputs: list[ElementType], 
     """
     iota = tuple(iota) or (False,) * len(inputs)
     element_types = [*inputs, result]
-    geometry = geometry_for(element_types, primitive=primitive)
+    geometry = geometry_for(element_types, geometry=primitive.geometry)
     sections = [
-        _header(primitive, name, target, index_bits),
+        _header(primitive.name, name, target, index_bits),
         _constants(geometry, _scan_min_blocks(element_types, geometry, lto=lto), index_bits, exclusive),
         _types(primitive, inputs, result, uniforms),
         _piece("common"),
         _accessors(primitive, inputs, result, iota),
         _operator(primitive, name, inputs, result, uniforms),
     ]
-    for piece in _PIECES[primitive][1:]:
-        sections.append(_piece(piece, **(_map_fields(len(inputs)) if piece == "map" else {})))
-    return Source("\n".join(sections), KERNELS[primitive], geometry)
+    sections += [_piece(helper) for helper in primitive.helpers]
+    sections.append(Template(primitive.template_text()).substitute(_input_fields(len(inputs))))
+    return Source("\n".join(sections), primitive.kernels, geometry)
 
 
-def _piece(name: str, **fields) -> str:
-    text = resources.files(__package__).joinpath("templates", f"{name}.cu").read_text()
-    return Template(text).substitute(fields) if fields else text
+def _piece(name: str) -> str:
+    return resources.files(__package__).joinpath("templates", f"{name}.cu").read_text()
 
 
 def _header(primitive, name, target, index_bits) -> str:
@@ -184,7 +176,7 @@ def _types(primitive, inputs, result, uniforms) -> str:
     definitions = cxx_definitions([*inputs, result, *(t for _, t in uniforms)])
     if definitions:
         lines.append(definitions)
-    if primitive == "map":
+    if primitive.elementwise:
         lines += [f"typedef {t.cxx} in{i}_t;  // {t.name}" for i, t in enumerate(inputs)]
         lines.append(f"typedef {result.cxx} out_t;  // {result.name}")
     else:
@@ -203,7 +195,7 @@ def _uniform_field(name: str) -> str:
 
 def _accessors(primitive, inputs, result, iota) -> str:
     parts = ["// ---- Reading inputs, writing the output --------------------------------------"]
-    value_names = [f"in{i}_t" for i in range(len(inputs))] if primitive == "map" else ["value_t"]
+    value_names = [f"in{i}_t" for i in range(len(inputs))] if primitive.elementwise else ["value_t"]
     for i, (element, is_iota, value) in enumerate(zip(inputs, iota, value_names)):
         parts.append(_iota_input(i, value) if is_iota else _array_input(i, element, value))
     parts.append(_output("out_t"))
@@ -253,13 +245,12 @@ def _output(value) -> str:
 
 
 def _operator(primitive, name, inputs, result, uniforms) -> str:
-    if primitive == "map":
+    call = primitive.operator
+    if primitive.elementwise:
         params = [(f"in{i}_t", f"a{i}") for i in range(len(inputs))]
-        result_type, wrapper = "out_t", "apply"
-    elif primitive == "filter":
-        params, result_type, wrapper = [("value_t", "x")], "bool", "predicate"
     else:
-        params, result_type, wrapper = [("value_t", "a"), ("value_t", "b")], "value_t", "op"
+        params = [("value_t", param) for param in call.params]
+    result_type, wrapper = call.returns, call.wrapper
     pointer_params = [f"{result_type}* result"] + [f"const {t}* {n}" for t, n in params]
     pointer_params += [f"const {t.cxx}* {_uniform_field(n)}" for n, t in uniforms]
     arguments = ["&result"] + [f"&{n}" for _, n in params] + [f"&u.{_uniform_field(n)}" for n, _ in uniforms]
@@ -276,7 +267,8 @@ def _operator(primitive, name, inputs, result, uniforms) -> str:
     )
 
 
-def _map_fields(count: int) -> dict:
+def _input_fields(count: int) -> dict:
+    """What a primitive's own template may name of its ``count`` inputs: ``$PARAMS``, ``$LOAD_VECTORS``..."""
     indices = range(count)
     return {
         "PARAMS": ", ".join(f"Input{i} in{i}" for i in indices),

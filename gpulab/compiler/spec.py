@@ -1,6 +1,6 @@
 """BuildSpec: everything that changes the generated code, and its key.
 
-The key holds the primitive and its options, the function's code and the
+The key holds the primitive (its registry record and template) and its options, the function's code and the
 values of its constants, referenced modules and nested kernels, element
 and uniform *types*, the target, the template version and the toolchain
 versions. Never uniform values, array pointers, sizes or streams.
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernel import Kernel
+from ..registry import Primitive, primitive
 from ..types import ElementType
 from .target import Target
 
@@ -49,11 +50,16 @@ class BuildSpec:
     target: Target
     options: BuildOptions
 
+    @property
+    def record(self) -> Primitive:
+        """The primitive's registry record."""
+        return primitive(self.primitive)
+
     @functools.cached_property
     def key(self) -> str:
         """A hex digest of everything that changes the generated code."""
         document = {
-            "primitive": self.primitive,
+            "primitive": [self.primitive, self.record.fingerprint()],
             "kernel": self.kernel.identity,
             "inputs": [_dtype_text(t.dtype) for t in self.inputs],
             "result": _dtype_text(self.result.dtype) if self.result else None,

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import registry
 from ..errors import HostArrayError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
 from ..kernel import Kernel, Signature, as_kernel, uniform_type
@@ -340,19 +341,16 @@ def run_filter(fn, xs, *, widen: bool = False) -> np.ndarray:
     return items[keep]
 
 
-RUNS = {"map": run_map, "reduce": run_reduce, "scan": run_scan, "filter": run_filter}
-
-
 def float64_reference(primitive: str, fn, *args, **options) -> np.ndarray:
     """Run a host primitive with float16/32 and complex64 parameters and results widened to 64 bits.
 
     Parameters
     ----------
     primitive : str
-        ``"map"``, ``"reduce"``, ``"scan"`` or ``"filter"``.
+        A name of :data:`gpulab.registry.PRIMITIVES` (``map``, ``reduce``, ``scan``, ``filter``).
     fn : function or Kernel
         The operator (its declared types are widened too).
     *args, **options
         The primitive's other arguments, as for ``host_<primitive>``.
     """
-    return RUNS[primitive](fn, *args, widen=True, **options)
+    return registry.primitive(primitive).host_runner()(fn, *args, widen=True, **options)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bench import bench, random_inputs
+from .. import registry
+from ..bench import bench, default_initial, random_inputs
 from ..compiler.build import Build
 from ..device import Device
 from ..display.table import Table, format_seconds
 from ..host import compare, float64_reference
 from ..host.run import WIDER
 from ..kernel import Kernel
+from ..primitives import call
 from ..runtime.arrays import to_host
 from ..types import element_type
 
@@ -27,18 +29,6 @@ def _preview(values) -> str:
     return f"{text} ({array.size:,} items)"
 
 
-def _call(primitive: str, kernel: Kernel, inputs, initial, exclusive: bool, device: str):
-    from .. import primitives
-
-    if primitive == "map":
-        return primitives.map(kernel, *inputs, device=device)
-    if primitive == "reduce":
-        return primitives.reduce(kernel, inputs[0], initial, device=device)
-    if primitive == "scan":
-        return primitives.scan(kernel, inputs[0], initial, exclusive=exclusive, device=device)
-    return primitives.filter(kernel, inputs[0], device=device)
-
-
 def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=None, exclusive: bool = False,
               seed: int = 0) -> Table:
     """Run ``primitive(kernel)`` on ``n`` random items on ``device`` and check it against the host backend.
@@ -49,20 +39,21 @@ def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=No
         The result, the host reference's result and whether they agree
         (exactly, or by how much they differ).
     """
+    record = registry.primitive(primitive)
+    own_options = record.own_options(exclusive=exclusive)
     inputs = random_inputs(kernel, primitive, n, np.random.default_rng(seed))
-    if primitive == "reduce" and initial is None:
-        initial = np.zeros((), dtype=inputs[0].dtype)[()]
+    initial = default_initial(primitive, kernel, initial)
     on_device = inputs
     if device.is_gpu:
         import cupy
 
         with cupy.cuda.Device(device.ordinal):
             on_device = [cupy.asarray(x) for x in inputs]
-    got = to_host(_call(primitive, kernel, on_device, initial, exclusive, device.name))
-    want = np.asarray(_call(primitive, kernel, inputs, initial, exclusive, "host"))
+    got = to_host(call(primitive, kernel, on_device, initial=initial, device=device.name, **own_options))
+    want = np.asarray(call(primitive, kernel, inputs, initial=initial, device="host", **own_options))
     reference = None
     if want.dtype.name in WIDER:
-        reference = float64_reference(primitive, kernel, *_host_arguments(primitive, inputs, initial, exclusive))
+        reference = float64_reference(primitive, kernel, *record.call_arguments(inputs, initial), **own_options)
     check = compare(got, want, element_type(want.dtype), reference)
     rows = [["result", _preview(got), _preview(want)], ["check", _verdict(check), ""]]
     if check.float64_rel_error is not None:
@@ -71,14 +62,6 @@ def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=No
     if not device.is_gpu:
         caption += " (no GPU: both columns ran the host backend)"
     return Table(["", device.name, "host reference"], rows, caption)
-
-
-def _host_arguments(primitive: str, inputs, initial, exclusive: bool) -> tuple:
-    if primitive == "reduce":
-        return (inputs[0], initial)
-    if primitive == "scan":
-        return (inputs[0], initial, exclusive)
-    return tuple(inputs)
 
 
 def _verdict(check) -> str:

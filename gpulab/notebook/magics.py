@@ -17,8 +17,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from numba.core.errors import NumbaError
 
-from .. import cache
-from ..bench import PRIMITIVES
+from .. import cache, registry
 from ..compiler.bundle import PANES
 from ..device import current_device, use
 from ..device import device as find_device
@@ -72,6 +71,13 @@ def _function_name(tree: ast.Module, name: str | None) -> str:
     return found
 
 
+def _primitive(name: str) -> registry.Primitive:
+    try:
+        return registry.primitive(name)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _kernel(function, types) -> Kernel:
     if isinstance(function, Kernel):
         return function if types is None else Kernel(function.pyfunc, types=types, constants=function.constants)
@@ -86,7 +92,7 @@ class GpulabMagics(Magics):
     """``%%gpukernel`` and ``%gpulab``."""
 
     @magic_arguments(name="%gpukernel")
-    @argument("primitive", choices=PRIMITIVES, help="what to wrap the function in")
+    @argument("primitive", help=f"what to wrap the function in: {', '.join(registry.PRIMITIVES)}")
     @argument("--name", help="the function to use (default: the last one the cell defines)")
     @argument("--types", help='parameter types when the function has no annotations, e.g. "f32,f32"')
     @argument("--target", help="compute capability to compile for, e.g. sm_90 (default: the current GPU)")
@@ -138,8 +144,9 @@ class GpulabMagics(Magics):
         args = parse_argstring(self.gpukernel, line)
         defaults = session.defaults
         panes = _panes(args.show) if args.show else defaults.show
-        if args.exclusive and args.primitive != "scan":
-            raise UsageError("--exclusive is an option of scan")
+        record = _primitive(args.primitive)
+        if args.exclusive and "exclusive" not in record.options:
+            raise UsageError(f"--exclusive is not an option of {record.name}")
         initial = self._evaluate(args.initial)
         executed = self._execute(cell)
         if executed is None:

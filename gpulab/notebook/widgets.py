@@ -14,7 +14,8 @@ import ipywidgets
 import traitlets
 from IPython.display import display
 
-from ..bench import PRIMITIVES, bench
+from .. import registry
+from ..bench import bench
 from ..device import current, current_device, devices, use
 from ..display.errors import format_error
 from ..errors import GpulabError
@@ -110,7 +111,7 @@ class LabPanel(_Fallback, ipywidgets.VBox):
         declared = self.kernel.declared
         if primitive is None:
             primitive = "reduce" if len(self.kernel.param_names) == 2 else "map"
-        self.primitive = ipywidgets.Dropdown(options=PRIMITIVES, value=primitive, description="primitive")
+        self.primitive = ipywidgets.Dropdown(options=list(registry.PRIMITIVES), value=primitive, description="primitive")
         dtype = declared.args[0].name if declared else ELEMENT_TYPES[0]
         self.dtype = ipywidgets.Dropdown(options=sorted({*ELEMENT_TYPES, dtype}, key=_type_order), value=dtype,
                                          description="type", disabled=declared is not None)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from .. import host
 from ..iota import Iota
-from .dispatch import check_host_inputs, plan_for, resolve_device, verify
+from ..registry import PRIMITIVES
+from .dispatch import call, check_host_inputs, make_plan, plan_for, resolve_device, verify
 from .filter import FilterPlan
 from .map import MapPlan
 from .reduce import ReducePlan
 from .scan import ScanPlan
 
-__all__ = ["map", "reduce", "scan", "filter", "make_map", "make_reduce", "make_scan", "make_filter"]
+__all__ = ["map", "reduce", "scan", "filter", "make_map", "make_reduce", "make_scan", "make_filter", "call"]
 
 
 def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **options):  # noqa: A001
@@ -42,7 +43,7 @@ def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **opt
     if not target.is_gpu:
         check_host_inputs(xs)
         return host.host_map(fn, *xs, out=out)
-    plan = plan_for(MapPlan, fn, xs, target, iota=tuple(isinstance(x, Iota) for x in xs), **options)
+    plan = plan_for(PRIMITIVES["map"], fn, xs, target, **options)
     result = plan(*xs, out=out, stream=stream)
     if verify:
         _verify_with_host(result, host.host_map(fn, *_host_copies(xs)), result.dtype)
@@ -60,7 +61,7 @@ def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool 
     if not target.is_gpu:
         check_host_inputs([xs])
         return host.host_reduce(fn, xs, initial)
-    plan = plan_for(ReducePlan, fn, [xs, xs], target, **options)
+    plan = plan_for(PRIMITIVES["reduce"], fn, [xs], target, **options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
         _verify_with_host(result, host.host_reduce(fn, *_host_copies([xs]), initial), result.dtype)
@@ -74,7 +75,7 @@ def scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, device=None
     if not target.is_gpu:
         check_host_inputs([xs])
         return host.host_scan(fn, xs, initial, exclusive=exclusive)
-    plan = plan_for(ScanPlan, fn, [xs, xs], target, exclusive=bool(exclusive), **options)
+    plan = plan_for(PRIMITIVES["scan"], fn, [xs], target, exclusive=bool(exclusive), **options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
         _verify_with_host(result, host.host_scan(fn, *_host_copies([xs]), initial, exclusive=exclusive),
@@ -88,9 +89,8 @@ def filter(fn, xs, *, device=None, stream=None, verify: bool = False, **options)
     if not target.is_gpu:
         check_host_inputs([xs])
         return host.host_filter(fn, xs)
-    plan = plan_for(FilterPlan, fn, [xs], target, **options)
-    out, kept = plan(xs, stream=stream)
-    result = out[: int(kept.get(stream=_cupy_stream(stream)))]
+    plan = plan_for(PRIMITIVES["filter"], fn, [xs], target, **options)
+    result = plan.finish(plan(xs, stream=stream), stream=stream)
     if verify:
         _verify_with_host(result, host.host_filter(fn, *_host_copies([xs])), result.dtype)
     return result
@@ -98,23 +98,22 @@ def filter(fn, xs, *, device=None, stream=None, verify: bool = False, **options)
 
 def make_map(fn, *examples, device=None, **options) -> MapPlan:
     """A reusable map for inputs like ``examples`` (arrays, dtypes or iota): build once, call many times."""
-    return MapPlan(*_kernel_and_types(fn, examples), _gpu(device),
-                   iota=tuple(isinstance(x, Iota) for x in examples), **options)
+    return make_plan(PRIMITIVES["map"], fn, examples, _gpu(device), **options)
 
 
 def make_reduce(fn, example, *, device=None, **options) -> ReducePlan:
     """A reusable reduce for inputs like ``example``; ``temp_storage_bytes(n)`` then ``plan(xs, initial)``."""
-    return ReducePlan(*_kernel_and_types(fn, [example, example]), _gpu(device), **options)
+    return make_plan(PRIMITIVES["reduce"], fn, [example], _gpu(device), **options)
 
 
 def make_scan(fn, example, *, exclusive: bool = False, device=None, **options) -> ScanPlan:
     """A reusable scan for inputs like ``example``."""
-    return ScanPlan(*_kernel_and_types(fn, [example, example]), _gpu(device), exclusive=exclusive, **options)
+    return make_plan(PRIMITIVES["scan"], fn, [example], _gpu(device), exclusive=exclusive, **options)
 
 
 def make_filter(fn, example, *, device=None, **options) -> FilterPlan:
     """A reusable filter for inputs like ``example``; a call returns ``(out, kept)``, both on the device."""
-    return FilterPlan(*_kernel_and_types(fn, [example]), _gpu(device), **options)
+    return make_plan(PRIMITIVES["filter"], fn, [example], _gpu(device), **options)
 
 
 def _gpu(device):
@@ -127,18 +126,6 @@ def _gpu(device):
     return target
 
 
-def _kernel_and_types(fn, examples):
-    import numpy as np
-
-    from ..kernel import as_kernel
-    from .dispatch import element_types
-
-    kernel = as_kernel(fn)
-    arrays = [x if isinstance(x, Iota) or (hasattr(x, "dtype") and not isinstance(x, type)) else np.empty(0, dtype=x)
-              for x in examples]
-    return kernel, element_types(kernel, arrays)
-
-
 def _host_copies(xs):
     from ..runtime.arrays import to_host
 
@@ -149,13 +136,3 @@ def _verify_with_host(result, host_result, dtype):
     from ..types import element_type
 
     verify(result, host_result, element_type(dtype))
-
-
-def _cupy_stream(stream):
-    import cupy
-
-    from ..runtime.streams import stream_handle
-
-    if stream is None or hasattr(stream, "ptr"):
-        return stream
-    return cupy.cuda.ExternalStream(stream_handle(stream))

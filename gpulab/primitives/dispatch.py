@@ -11,13 +11,15 @@ import warnings
 
 import numpy as np
 
+from .. import registry
+from ..device import Device, current_device, devices
+from ..device import device as find_device
 from ..errors import HostArrayError, HostFallbackWarning, KernelTypeError, VerificationError, VerificationWarning
 from ..iota import Iota
 from ..kernel import Kernel, as_kernel
 from ..lru import LRU
+from ..registry import Primitive
 from ..runtime.arrays import is_device_array, to_host
-from ..device import Device, current_device, devices
-from ..device import device as find_device
 from ..types import ElementType, element_type
 
 PLANS: LRU = LRU(256)
@@ -62,7 +64,26 @@ def element_types(kernel: Kernel, xs) -> tuple[ElementType, ...]:
     return declared
 
 
-def plan_for(plan_class, fn, xs, device: Device, **options):
+def operator_types(record: Primitive, kernel: Kernel, arrays) -> tuple[ElementType, ...]:
+    """The function's parameter types for a call on ``arrays`` (or examples of them, arrays or dtypes).
+
+    An element-wise primitive passes one item of each array; the others pass
+    items of their one array to every parameter.
+    """
+    examples = [x if isinstance(x, Iota) or (hasattr(x, "dtype") and not isinstance(x, type)) else np.empty(0, x)
+                for x in arrays]
+    return element_types(kernel, examples if record.elementwise else examples[:1] * record.arity[0])
+
+
+def make_plan(record: Primitive, fn, arrays, device: Device, **options):
+    """A new device plan of ``record`` for ``fn`` and arrays like ``arrays`` (what ``make_*`` return)."""
+    kernel = as_kernel(fn)
+    if "iota" in record.options:
+        options["iota"] = tuple(isinstance(x, Iota) for x in arrays)
+    return record.plan_class()(kernel, operator_types(record, kernel, arrays), device, **options)
+
+
+def plan_for(record: Primitive, fn, arrays, device: Device, **options):
     """A cached plan for this function, input types, device and options (one-shot calls).
 
     The key holds the checked kernel's fingerprint (its code, constants and the
@@ -70,10 +91,28 @@ def plan_for(plan_class, fn, xs, device: Device, **options):
     function object, whose closure and globals the plan reads uniforms from.
     """
     kernel = as_kernel(fn)
-    types = element_types(kernel, xs)
-    key = (plan_class, kernel.pyfunc, kernel.fingerprint, kernel.declared, types, device.name,
+    types = operator_types(record, kernel, arrays)
+    iota = tuple(isinstance(x, Iota) for x in arrays) if "iota" in record.options else None
+    key = (record.name, kernel.pyfunc, kernel.fingerprint, kernel.declared, types, iota, device.name,
            tuple(sorted(options.items())))
-    return PLANS.get_or_make(key, lambda: plan_class(kernel, types, device, **options))
+    return PLANS.get_or_make(key, lambda: make_plan(record, kernel, arrays, device, **options))
+
+
+def call(primitive: str, fn, arrays, *, initial=None, device=None, **options):
+    """Run ``primitive(fn)`` on ``arrays`` where ``device`` says, the host or a GPU, and return its result.
+
+    The one way the notebook's ``--run`` calls any primitive: ``initial``
+    where the primitive takes one; ``options`` are build options (``lto``,
+    ``fma``) and the primitive's own (``exclusive``), which the host takes too.
+    """
+    record = registry.primitive(primitive)
+    target = resolve_device(device)
+    arguments = record.call_arguments(arrays, initial)
+    if not target.is_gpu:
+        check_host_inputs(arrays)
+        return record.host_runner()(fn, *arguments, **record.own_options(**options))
+    plan = plan_for(record, fn, arrays, target, **options)
+    return plan.finish(plan(*arguments))
 
 
 def verify(device_result, host_result, element: ElementType) -> None:

@@ -29,6 +29,15 @@ class FilterPlan(LookBackPlan):
         """A tile's aggregate is a count of kept items: an ``index_t``."""
         return params.index_dtype(prepared.build.options.index_bits).itemsize
 
+    def finish(self, output, *, stream=None):
+        """The kept items of ``(out, kept)`` (this waits for the count)."""
+        import cupy
+
+        out, kept = output
+        if stream is not None and not hasattr(stream, "ptr"):
+            stream = cupy.cuda.ExternalStream(stream_handle(stream))
+        return out[: int(kept.get(stream=stream))]
+
     def __call__(self, xs, *, out=None, kept=None, temp_storage=None, stream=None):
         """Write the kept items of ``xs`` to the front of ``out``, and their number to ``kept``.
 

@@ -109,6 +109,10 @@ class DevicePlan:
         """Bytes of temporary device storage a run over ``n`` items needs (0 for map)."""
         return 0
 
+    def finish(self, output, *, stream=None):
+        """The primitive's result from what a call returned (the same, but for filter)."""
+        return output
+
 
 def index_bits_for(n: int, arrays: list[DeviceArray]) -> int:
     """32 when every size and offset fits in a signed 32-bit integer, else 64."""

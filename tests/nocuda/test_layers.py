@@ -9,7 +9,7 @@ import gpulab
 
 PACKAGE = Path(gpulab.__file__).parent
 CORE = {"gpulab.errors", "gpulab.types", "gpulab.iota", "gpulab.kernel", "gpulab.purity", "gpulab.lru",
-        "gpulab._numba_compat", "gpulab.device", "gpulab.cache"}
+        "gpulab._numba_compat", "gpulab.device", "gpulab.cache", "gpulab.registry"}
 # A layer may import itself, the core, and the layers listed for it.
 ALLOWED = {
     "core": set(),

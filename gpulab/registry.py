@@ -1,0 +1,181 @@
+"""The primitive registry: one record per primitive, read by codegen, build, bench, the host and the notebook.
+
+A record says everything about a primitive that is not its kernel text:
+which templates and kernels make it, what operator it takes and what the
+kernel calls it as, which plan runs it on a device and which function on
+the host, how a call passes its arrays, and which bytes it must move.
+Adding a primitive is adding a record to :data:`PRIMITIVES` and its
+template (``tests/nocuda/test_registry.py`` adds a toy one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Literal
+
+__all__ = ["OperatorCall", "Primitive", "PRIMITIVES", "primitive"]
+
+
+@dataclass(frozen=True)
+class OperatorCall:
+    """How the generated kernel calls the user's function.
+
+    Attributes
+    ----------
+    wrapper : str
+        The inline C++ function the templates call (``apply``, ``op``, ``predicate``).
+    returns : str
+        Its C++ result type (``out_t``, ``value_t``, ``bool``).
+    params : tuple of str
+        Its parameters, of type ``value_t``; an element-wise primitive's
+        wrapper takes one ``aK`` of type ``inK_t`` per input instead.
+    """
+
+    wrapper: str
+    returns: str
+    params: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Primitive:
+    """One primitive.
+
+    Attributes
+    ----------
+    name : str
+        What users call it (``gpulab.compile(name, fn)``, ``%%gpukernel name``).
+    template : str or Path
+        Its own template: a name in ``gpulab/compiler/templates`` or a file;
+        ``$PARAMS``-style fields of its inputs are filled in (see codegen).
+    helpers : tuple of str
+        Shared templates it needs, in order (``common`` always comes first).
+    kernels : tuple of str
+        The ``__global__`` functions of its template.
+    geometry : {"vector", "tile"}
+        How work is cut: blocks of vectors (map, reduce) or look-back tiles
+        in shared memory (scan, filter); codegen sizes each.
+    operator : OperatorCall
+        What the kernel calls the user's function as.
+    arity : (int, int)
+        How many inputs the user's function takes, at least and at most.
+    same_types : bool
+        Whether they must all have one type (an operator ``(T, T) -> T``).
+    takes : str
+        The function it takes, in words (for errors).
+    result : {"declared", "input", "bool"}
+        The element type the operator's result is stored as: the declared
+        (or inferred) one, the input type, or bool.
+    elementwise : bool
+        One input array per parameter of the function (map); otherwise one
+        array whose items the function combines or tests.
+    initial : {None, "optional", "required"}
+        Whether a call takes an initial value (``--run`` and ``--bench``
+        use zero where it is required and none is given).
+    options : tuple of str
+        Build options it takes besides ``lto``, ``fma``, ``lineinfo``, ``index_bits``.
+    writes_result : bool
+        Whether the result is written to memory (the roofline counts its bytes).
+    plan : str or type
+        The device plan class (``"module:Class"``, imported on first use).
+    host : str or callable
+        The host reference runner ``(fn, *arrays, initial=, widen=, **options)``.
+    """
+
+    name: str
+    template: str | Path
+    helpers: tuple[str, ...]
+    kernels: tuple[str, ...]
+    geometry: Literal["vector", "tile"]
+    operator: OperatorCall
+    arity: tuple[int, int]
+    same_types: bool
+    takes: str
+    result: Literal["declared", "input", "bool"]
+    elementwise: bool
+    initial: Literal[None, "optional", "required"]
+    options: tuple[str, ...]
+    writes_result: bool
+    plan: str | type
+    host: str | Callable
+
+    def plan_class(self) -> type:
+        """The device plan class."""
+        return _resolve(self.plan)
+
+    def host_runner(self) -> Callable:
+        """The host reference runner."""
+        return _resolve(self.host)
+
+    def template_text(self) -> str:
+        """The text of its own template."""
+        if isinstance(self.template, Path):
+            return self.template.read_text()
+        from importlib import resources
+
+        return resources.files("gpulab.compiler").joinpath("templates", f"{self.template}.cu").read_text()
+
+    def fingerprint(self) -> str:
+        """A digest of the record and its template (part of every build key of this primitive)."""
+        fields = {name: value for name, value in vars(self).items() if name not in ("plan", "host")}
+        return hashlib.sha256((repr(sorted(fields.items())) + self.template_text()).encode()).hexdigest()[:16]
+
+    def call_arguments(self, arrays, initial=None) -> tuple:
+        """What a plan or the host runner takes after the function: ``(*arrays, initial)``.
+
+        ``initial`` only where the primitive takes one.
+        """
+        return tuple(arrays) + ((initial,) if self.initial else ())
+
+    def own_options(self, **options) -> dict:
+        """Those of ``options`` that are this primitive's own (``exclusive`` for scan); the others are dropped."""
+        return {name: options[name] for name in self.options if name in options}
+
+
+def _resolve(reference):
+    if not isinstance(reference, str):
+        return reference
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+_ELEMENT_WISE = OperatorCall("apply", "out_t")
+_FOLD = OperatorCall("op", "value_t", ("a", "b"))
+_TEST = OperatorCall("predicate", "bool", ("x",))
+_OPERATOR = "an operator of two values of one type, (T, T) -> T"
+
+PRIMITIVES: dict[str, Primitive] = {record.name: record for record in (
+    Primitive(name="map", template="map", helpers=(), kernels=("gpulab_map",), geometry="vector",
+              operator=_ELEMENT_WISE, arity=(1, 3), same_types=False, takes="a function of 1 to 3 inputs",
+              result="declared", elementwise=True, initial=None, options=("iota",), writes_result=True,
+              plan="gpulab.primitives.map:MapPlan", host="gpulab.host.run:run_map"),
+    Primitive(name="reduce", template="reduce", helpers=("fold", "fold_range"), kernels=("gpulab_reduce",),
+              geometry="vector", operator=_FOLD, arity=(2, 2), same_types=True, takes=_OPERATOR,
+              result="input", elementwise=False, initial="required", options=(), writes_result=False,
+              plan="gpulab.primitives.reduce:ReducePlan", host="gpulab.host.run:run_reduce"),
+    Primitive(name="scan", template="scan", helpers=("fold", "tile", "lookback"), kernels=("gpulab_scan",),
+              geometry="tile", operator=_FOLD, arity=(2, 2), same_types=True, takes=_OPERATOR,
+              result="input", elementwise=False, initial="optional", options=("exclusive",), writes_result=True,
+              plan="gpulab.primitives.scan:ScanPlan", host="gpulab.host.run:run_scan"),
+    Primitive(name="filter", template="filter", helpers=("fold", "tile", "lookback"), kernels=("gpulab_filter",),
+              geometry="tile", operator=_TEST, arity=(1, 1), same_types=False, takes="a predicate of one value",
+              result="bool", elementwise=False, initial=None, options=(), writes_result=True,
+              plan="gpulab.primitives.filter:FilterPlan", host="gpulab.host.run:run_filter"),
+)}
+"""Every primitive, by name, in the order menus list them."""
+
+
+def primitive(name: str) -> Primitive:
+    """The record of primitive ``name``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones.
+    """
+    try:
+        return PRIMITIVES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown primitive {name!r}; choose one of {', '.join(PRIMITIVES)}") from None
