@@ -173,19 +173,17 @@ def run_pipeline(spec: BuildSpec) -> Build:
     with _stage(timings, "frontend"):
         operator = frontend.compile_operator(
             kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
-            lto=options.lto, options=frontend.Options(lineinfo=options.lineinfo, fma=options.fma))
+            options=frontend.Options(lineinfo=options.lineinfo, fma=options.fma))
     with _stage(timings, "codegen"):
         generated = codegen.generate(
             spec.record, kernel.name, spec.target.arch, list(spec.inputs), operator.result,
-            list(spec.uniforms), iota=options.iota, index_bits=options.index_bits, exclusive=options.exclusive,
-            lto=options.lto)
+            list(spec.uniforms), iota=options.iota, index_bits=options.index_bits, exclusive=options.exclusive)
     with _stage(timings, "nvrtc"):
-        kernel_code = nvrtc.compile_kernel(generated.text, spec.target, lto=options.lto,
+        kernel_code = nvrtc.compile_kernel(generated.text, spec.target, output=options.code_kind,
                                            lineinfo=options.lineinfo, fma=options.fma)
     with _stage(timings, "link"):
-        linked = link.link(kernel_code, operator.ltoir if options.lto else operator.ptx, spec.target,
-                           lto=options.lto, lineinfo=options.lineinfo, fma=options.fma,
-                           libraries=operator.libraries)
+        linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, lineinfo=options.lineinfo,
+                           fma=options.fma, libraries=operator.libraries)
     with _stage(timings, "resources"):
         sources = linemap.Sources(kernel.compiled_filename, kernel.first_line, len(kernel.source.splitlines()))
         ptx, ptx_keys = linemap.map_ptx(linked.ptx, sources)
@@ -194,7 +192,7 @@ def run_pipeline(spec: BuildSpec) -> Build:
         key=spec.key, primitive=spec.primitive, name=kernel.name, target=spec.target, options=options,
         inputs=spec.inputs, result=operator.result, uniforms=spec.uniforms,
         python_source=kernel.source, python_first_line=kernel.first_line, python_file=kernel.compiled_filename,
-        source=generated.text, op_ptx=operator.ptx, ptx=ptx, ptx_keys=ptx_keys, cubin=linked.cubin,
+        source=generated.text, op_ptx=operator.ptx.text, ptx=ptx, ptx_keys=ptx_keys, cubin=linked.cubin,
         resources=resources, kernels=generated.kernels, geometry=generated.geometry, timings=timings,
     )
 

@@ -85,19 +85,19 @@ def geometry_for(types: list[ElementType], *, geometry: str = "vector") -> Geome
     return Geometry(block_threads, vec, UNROLL, scan_items)
 
 
-def _scan_min_blocks(types: list[ElementType], geometry: Geometry, *, lto: bool) -> int:
+def _scan_min_blocks(types: list[ElementType], geometry: Geometry) -> int:
     """Blocks per SM that the scan and filter kernels' registers must allow (``__launch_bounds__``).
 
-    The cap needs LTO: a separately compiled operator may use more registers
-    than a capped kernel can call.
+    The same for both link modes, so that they differ in how they link alone:
+    under the cap a called (PTX-linked) operator spills where an inlined one fits.
     """
     widest = max(t.itemsize for t in types)
-    return max(1, SCAN_RESIDENT_THREADS // geometry.block_threads) if widest <= 8 and lto else 1
+    return max(1, SCAN_RESIDENT_THREADS // geometry.block_threads) if widest <= 8 else 1
 
 
 def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementType], result: ElementType,
              uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
-             exclusive: bool = False, lto: bool = True) -> Source:
+             exclusive: bool = False) -> Source:
     """Generate the CUDA C++ for one primitive around the operator ``gpulab_op``.
 
     Parameters
@@ -120,15 +120,13 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
         Width of indices and sizes.
     exclusive : bool
         For scan: exclusive instead of inclusive.
-    lto : bool
-        Whether the operator will be linked with link-time optimisation.
     """
     iota = tuple(iota) or (False,) * len(inputs)
     element_types = [*inputs, result]
     geometry = geometry_for(element_types, geometry=primitive.geometry)
     sections = [
         _header(primitive.name, name, target, index_bits),
-        _constants(geometry, _scan_min_blocks(element_types, geometry, lto=lto), index_bits, exclusive),
+        _constants(geometry, _scan_min_blocks(element_types, geometry), index_bits, exclusive),
         _types(primitive, inputs, result, uniforms),
         _piece("common"),
         _accessors(primitive, inputs, result, iota),

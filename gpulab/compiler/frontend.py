@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .._numba_compat import compiling_for, fix_debuginfo_flags
 from ..errors import FrontendError, KernelTypeError, SourceLocation
 from ..types import ElementType, element_type
+from .artifacts import Artifact
 from .target import Target
 
 OP_NAME = "gpulab_op"
@@ -32,21 +33,25 @@ class Operator:
 
     Attributes
     ----------
-    ptx : str
-        The operator alone, as PTX (what ``lto=False`` links).
-    ltoir : bytes or None
-        The operator as LTO-IR (what ``lto=True`` links).
+    ptx : Artifact
+        The operator alone, as PTX (what a PTX link links, and what the view shows).
+    ltoir : Artifact
+        The operator as LTO-IR (what an LTO link links).
     result : ElementType
         The element type the wrapper stores.
-    libraries : tuple of bytes
+    libraries : tuple of Artifact
         LTO-IR of code that numba links with the operator (its float16
         arithmetic, for example); linked with either form of the operator.
     """
 
-    ptx: str
-    ltoir: bytes | None
+    ptx: Artifact
+    ltoir: Artifact
     result: ElementType
-    libraries: tuple[bytes, ...] = ()
+    libraries: tuple[Artifact, ...] = ()
+
+    def code(self, kind: str) -> Artifact:
+        """The operator as ``kind`` (``"ptx"`` or ``"ltoir"``)."""
+        return {"ptx": self.ptx, "ltoir": self.ltoir}[kind]
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,7 @@ class Options:
     fma: bool = True
 
 
-def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target, lto: bool,
-                     options: Options) -> Operator:
+def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target, options: Options) -> Operator:
     """Compile ``kernel`` for ``arg_types`` into a C-ABI operator.
 
     Parameters
@@ -73,8 +77,6 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
         The type to store; ``None`` keeps the type numba infers.
     target : Target
         Compute capability.
-    lto : bool
-        Also produce LTO-IR.
     options : Options
         Line info and FMA contraction.
 
@@ -107,8 +109,9 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
         except Exception as exc:  # numba raises many classes; all mean "your function"
             raise _frontend_error(kernel, exc) from None
     stored = result or _element_type_of(inferred[0], kernel)
-    return Operator(ptx=ptx, ltoir=ltoir if lto else None, result=stored,
-                    libraries=tuple(_ltoir_of(library, kernel) for library in libraries))
+    return Operator(ptx=Artifact("ptx", ptx.encode(), "operator"), ltoir=Artifact("ltoir", ltoir, "operator"),
+                    result=stored, libraries=tuple(Artifact("ltoir", _ltoir_of(library, kernel), f"library{i}")
+                                                   for i, library in enumerate(libraries)))
 
 
 def _ltoir_of(library, kernel) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import LinkError, ToolkitNotFoundError
+from .artifacts import Artifact
 from .target import Target
 
 
@@ -44,12 +45,13 @@ def supports(cc: tuple[int, int]) -> bool:
     return True
 
 
-def _run(options: list[str], inputs, want_ptx: bool):
+def _run(options: list[str], inputs: list[Artifact], want_ptx: bool):
     nvjitlink = _nvjitlink()
+    kinds = {"ptx": nvjitlink.InputType.PTX, "ltoir": nvjitlink.InputType.LTOIR}
     handle = nvjitlink.create(len(options), options)
     try:
-        for kind, data, name in inputs:
-            nvjitlink.add_data(handle, kind, data, len(data), name)
+        for artifact in inputs:
+            nvjitlink.add_data(handle, kinds[artifact.kind], artifact.data, len(artifact.data), artifact.name)
         try:
             nvjitlink.complete(handle)
         except nvjitlink.nvJitLinkError as exc:
@@ -73,42 +75,42 @@ def _read(handle, size_of, read) -> str:
     return _read_bytes(handle, size_of, read).rstrip(b"\x00").decode(errors="replace")
 
 
-def link(kernel: bytes, operator, target: Target, *, lto: bool, lineinfo: bool, fma: bool,
+def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool, fma: bool,
          libraries=()) -> Linked:
-    """Link the kernel with the operator for ``target``.
+    """Link the kernel with the operator for ``target``, as their kind says.
 
     Parameters
     ----------
-    kernel : bytes
-        NVRTC's LTO-IR (``lto``) or PTX.
-    operator : bytes or str
-        numba's LTO-IR (``lto``) or PTX.
-    libraries : sequence of bytes
+    kernel, operator : Artifact
+        Both LTO-IR (link-time optimisation: the operator is inlined) or
+        both PTX (a PTX link: it stays a called function).
+    libraries : sequence of Artifact
         LTO-IR that numba links with the operator (in both modes).
-    lto : bool
-        Link-time optimisation (the operator is inlined) or a PTX link (it
-        stays a called function).
 
     Returns
     -------
     Linked
         The cubin, the whole kernel's PTX and the linker's info log
         (ptxas' register and spill report).
+
+    Raises
+    ------
+    ValueError
+        When the kernel and the operator are not of one kind.
     """
-    nvjitlink = _nvjitlink()
+    if kernel.kind != operator.kind or kernel.kind not in ("ltoir", "ptx"):
+        raise ValueError(f"link takes a kernel and an operator of one kind, both LTO-IR or both PTX; "
+                         f"got {kernel.kind} and {operator.kind}")
     options = [f"-arch={target.arch}", "-verbose"] + (["-lineinfo"] if lineinfo else [])
-    operator = operator.encode() if isinstance(operator, str) else operator
-    libraries = [(nvjitlink.InputType.LTOIR, library, f"library{i}") for i, library in enumerate(libraries)]
-    if lto:
+    libraries = list(libraries)
+    if kernel.kind == "ltoir":
         # Optimise once to the whole kernel's PTX (which the view shows), then
         # assemble that PTX: the same steps nvJitLink takes inside one LTO link.
-        lto_inputs = [(nvjitlink.InputType.LTOIR, kernel, "kernel"), (nvjitlink.InputType.LTOIR, operator, "operator")]
-        ptx, _ = _run(options + ["-lto", "-ptx", f"-fma={int(fma)}"], lto_inputs + libraries, want_ptx=True)
-        inputs = [(nvjitlink.InputType.PTX, ptx.encode(), "kernel")]
+        ptx, _ = _run(options + ["-lto", "-ptx", f"-fma={int(fma)}"], [kernel, operator, *libraries], want_ptx=True)
+        inputs = [Artifact("ptx", ptx.encode(), "kernel")]
     else:
-        ptx = kernel.decode() + "\n" + operator.decode()
-        inputs = [(nvjitlink.InputType.PTX, kernel, "kernel"), (nvjitlink.InputType.PTX, operator, "operator")]
-        inputs += libraries  # LTO-IR: optimised among themselves, still called from the PTX
+        ptx = kernel.text + "\n" + operator.text
+        inputs = [kernel, operator, *libraries]  # libraries: LTO-IR, optimised among themselves, still called
         options += ["-lto"] if libraries else []
     cubin, info = _run(options + [f"-Xptxas=--fmad={'true' if fma else 'false'}"], inputs, want_ptx=False)
     return Linked(cubin=cubin, ptx=ptx, info_log=info)

@@ -1,10 +1,11 @@
-"""NVRTC: the generated CUDA C++ -> LTO-IR (or PTX for ``lto=False``)."""
+"""NVRTC: the generated CUDA C++ -> LTO-IR (for an LTO link) or PTX (for a PTX link)."""
 
 from __future__ import annotations
 
 import re
 
 from ..errors import NvrtcError, ToolkitNotFoundError
+from .artifacts import Artifact
 from .target import Target
 
 KERNEL_FILENAME = "kernel.cu"
@@ -57,13 +58,8 @@ def supported_archs() -> tuple[int, ...]:
     return tuple(_check(_nvrtc().nvrtcGetSupportedArchs()))
 
 
-def compile_kernel(source: str, target: Target, *, lto: bool, lineinfo: bool, fma: bool) -> bytes:
-    """Compile ``source`` for ``target``.
-
-    Returns
-    -------
-    bytes
-        LTO-IR when ``lto`` is true, else PTX text (bytes, NUL-free).
+def compile_kernel(source: str, target: Target, *, output: str, lineinfo: bool, fma: bool) -> Artifact:
+    """Compile ``source`` for ``target`` into ``output`` code (``"ltoir"`` or ``"ptx"``).
 
     Raises
     ------
@@ -74,20 +70,20 @@ def compile_kernel(source: str, target: Target, *, lto: bool, lineinfo: bool, fm
     program = _check(nvrtc.nvrtcCreateProgram(source.encode(), KERNEL_FILENAME.encode(), 0, [], []))
     try:
         options = [f"-arch={target.arch}", "-rdc=true", "-std=c++17", f"-fmad={'true' if fma else 'false'}"]
-        if lto:
+        if output == "ltoir":
             options.append("-dlto")
         if lineinfo:
             options.append("-lineinfo")
         encoded = [o.encode() for o in options]
         _check(nvrtc.nvrtcCompileProgram(program, len(encoded), encoded), program, source)
-        if lto:
+        if output == "ltoir":
             size = _check(nvrtc.nvrtcGetLTOIRSize(program))
             buffer = b" " * size
             _check(nvrtc.nvrtcGetLTOIR(program, buffer))
-            return buffer
+            return Artifact("ltoir", buffer, "kernel")
         size = _check(nvrtc.nvrtcGetPTXSize(program))
         buffer = b" " * size
         _check(nvrtc.nvrtcGetPTX(program, buffer))
-        return buffer.rstrip(b"\x00")
+        return Artifact("ptx", buffer.rstrip(b"\x00"), "kernel")
     finally:
         nvrtc.nvrtcDestroyProgram(program)

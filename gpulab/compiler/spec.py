@@ -32,6 +32,15 @@ class BuildOptions:
     index_bits: int = 32
     iota: tuple[bool, ...] = ()
 
+    @property
+    def code_kind(self) -> str:
+        """What the kernel and the operator are compiled to: LTO-IR for an LTO link, else PTX.
+
+        The one place the link mode is read; every later stage goes by its
+        artifacts' kinds, so the two link modes differ in that step alone.
+        """
+        return "ltoir" if self.lto else "ptx"
+
     def as_dict(self) -> dict:
         """Return the options as a JSON-able dict."""
         return {"lto": self.lto, "lineinfo": self.lineinfo, "fma": self.fma, "exclusive": self.exclusive,

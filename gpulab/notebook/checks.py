@@ -73,7 +73,9 @@ def _verdict(check) -> str:
 
 
 def compare_table(build: Build, other: Build, seconds: dict | None = None) -> Table:
-    """The LTO and PTX-linked builds side by side: operator CALLs, SASS size, registers, time.
+    """The LTO and PTX-linked builds side by side: operator CALLs, SASS size, registers, spills, time.
+
+    The two are one kernel text linked two ways, so every difference is the link's.
 
     Parameters
     ----------
@@ -88,9 +90,17 @@ def compare_table(build: Build, other: Build, seconds: dict | None = None) -> Ta
     for kernel in lto.resources:
         rows.append([f"registers {kernel}", lto.resources[kernel].registers,
                      ptx.resources[kernel].registers if kernel in ptx.resources else "-"])
+        rows.append([f"spill bytes {kernel}", _spills(lto.resources.get(kernel)), _spills(ptx.resources.get(kernel))])
     if seconds:
         rows.append([f"time ({seconds['where']})", format_seconds(seconds["lto"]), format_seconds(seconds["ptx"])])
     return Table(["", "LTO", "PTX link"], rows, f"{build.primitive}({build.name}) on {build.target}: LTO vs PTX link")
+
+
+def _spills(resources) -> str:
+    """Spill stores / loads in bytes (``?`` where the linker did not say)."""
+    if resources is None or resources.spill_stores is None:
+        return "?"
+    return f"{resources.spill_stores} / {resources.spill_loads}"
 
 
 def compare_seconds(kernel: Kernel, primitive: str, device: Device, n: int, *, initial=None, exclusive=False,

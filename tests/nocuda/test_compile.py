@@ -149,6 +149,15 @@ def test_wrong_arity_is_refused():
         gpulab.compile("map", lambda a, b, c, d: a, types="f32,f32,f32,f32", target="sm_90")
 
 
+@pytest.mark.parametrize("primitive, types", [("scan", "f32,f32"), ("filter", "i32"), ("reduce", "f64,f64")])
+def test_the_link_modes_differ_in_the_link_alone(primitive, types):
+    fn = positive if primitive == "filter" else add
+    inlined = gpulab.compile(primitive, fn, types=types, target="sm_90")
+    called = gpulab.compile(primitive, fn, types=types, target="sm_90", lto=False)
+    assert inlined.source == called.source  # one kernel text (the register cap too)
+    assert inlined.operator_calls == 0 < called.operator_calls
+
+
 def test_lambdas_compile():
     build = gpulab.compile("map", lambda x: x * 3, types="i32", target="sm_90")
     assert build.name == "_lambda" and "IMAD" in build.sass or "LEA" in build.sass
@@ -180,6 +189,6 @@ def test_nvrtc_errors_carry_the_log_and_the_line():
 
     source = "__global__ void k(int* p) {\n    *p = undefined_name;\n}\n"
     with pytest.raises(NvrtcError) as info:
-        nvrtc.compile_kernel(source, gpulab.Target(9, 0), lto=True, lineinfo=True, fma=True)
+        nvrtc.compile_kernel(source, gpulab.Target(9, 0), output="ltoir", lineinfo=True, fma=True)
     assert "undefined_name" in info.value.log
     assert "kernel.cu:2: *p = undefined_name;" in info.value.log

@@ -98,6 +98,7 @@ def test_compare_shows_the_call_only_in_the_ptx_linked_build(shell):
     calls = re.search(r"operator CALLs\s+(\d+)\s+(\d+)", table)
     assert calls and calls.group(1) == "0" and int(calls.group(2)) > 0
     assert "SASS instructions" in table and "registers gpulab_reduce" in table
+    assert re.search(r"spill bytes gpulab_reduce\s+\d+ / \d+\s+\d+ / \d+", table), table
 
 
 def _compiler(name):

@@ -22,6 +22,7 @@ def test_without_the_debuginfo_fix_line_info_cannot_survive_lto():
     script = textwrap.dedent('''
         from numba import cuda, types
         from gpulab.compiler import link, nvrtc
+        from gpulab.compiler.artifacts import Artifact
         from gpulab.compiler.target import Target
 
         def op(a, b):
@@ -33,9 +34,9 @@ def test_without_the_debuginfo_fix_line_info_cannot_survive_lto():
         kernel = nvrtc.compile_kernel(
             'extern "C" __device__ float op(float, float);\\n'
             'extern "C" __global__ void k(float* x) { x[0] = op(x[0], x[1]); }\\n',
-            Target(9, 0), lto=True, lineinfo=True, fma=True)
+            Target(9, 0), output="ltoir", lineinfo=True, fma=True)
         try:
-            link.link(kernel, ltoir, Target(9, 0), lto=True, lineinfo=True, fma=True)
+            link.link(kernel, Artifact("ltoir", ltoir, "operator"), Target(9, 0), lineinfo=True, fma=True)
         except Exception as exc:
             print("REFUSED", exc)
         else:

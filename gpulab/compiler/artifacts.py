@@ -1,0 +1,39 @@
+"""Stage artifacts: what one stage of the pipeline made, saying what it is (as cuda.core's ``ObjectCode`` does).
+
+The link mode is read once, where a build picks its code kind
+(:attr:`~gpulab.compiler.spec.BuildOptions.code_kind`); from there on each
+artifact says whether it is PTX or LTO-IR, and the linker links by kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["ptx", "ltoir", "cubin"]
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One stage's output.
+
+    Attributes
+    ----------
+    kind : {"ptx", "ltoir", "cubin"}
+        What the bytes are.
+    data : bytes
+        The code (PTX as NUL-free text bytes).
+    name : str
+        What the linker and its log call it (``kernel``, ``operator``, ``library0``).
+    """
+
+    kind: Kind
+    data: bytes
+    name: str
+
+    @property
+    def text(self) -> str:
+        """PTX as text."""
+        if self.kind != "ptx":
+            raise TypeError(f"{self.name} is {self.kind}, not text")
+        return self.data.decode()
