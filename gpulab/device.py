@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import warnings
 from dataclasses import dataclass
 
-from .errors import DeviceError
+from .errors import DeviceError, HostFallbackWarning
 
 HOST = "host"
 
@@ -124,6 +125,19 @@ def current_device() -> Device:
         return _current
     gpus = _gpus()
     return gpus[0] if gpus else _host()
+
+
+_said_no_gpu = False
+
+
+def say_no_gpu(stacklevel: int) -> None:
+    """Say once per process that there is no CUDA GPU, so device work stays on the host."""
+    global _said_no_gpu
+    if not _said_no_gpu:
+        _said_no_gpu = True
+        warnings.warn("no CUDA GPU here: gpulab keeps arrays on the host and runs primitives on the host "
+                      "reference backend (pass device='host' to say so and silence this)", HostFallbackWarning,
+                      stacklevel=stacklevel + 1)
 
 
 def current() -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .._numba_compat import compiling_for, fix_debuginfo_flags
 from ..errors import FrontendError, KernelTypeError, SourceLocation
 from ..types import ElementType, element_type
+from . import numba_errors
 from .artifacts import Artifact
 from .target import Target
 
@@ -195,14 +196,6 @@ def _element_type_of(numba_type, kernel) -> ElementType:
 
 
 def _frontend_error(kernel, exc: Exception) -> FrontendError:
-    """Turn a numba error into one that shows the user's line."""
-    text = str(exc)
-    lines = [line for line in text.split("\n\nFile ")[0].splitlines()
-             if line.strip() and not line.startswith("Failed in ")]
-    message = lines[0] if lines else type(exc).__name__
-    location = None
-    for filename, line in re.findall(r'File "([^"]+)", line (\d+)', text):
-        if os.path.basename(filename) == os.path.basename(kernel.filename):  # numba may print it relative
-            location = SourceLocation(kernel.filename, int(line), None, kernel.line_offset)
-            break
-    return FrontendError(f"numba could not compile `{kernel.name}`: {message}", location or kernel.location())
+    """Turn a numba error into one that shows the user's expression, its line and gpulab's type names."""
+    explained = numba_errors.explain(exc, kernel)
+    return FrontendError(f"numba could not compile `{kernel.name}`: {explained.message}", explained.location)

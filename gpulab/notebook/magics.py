@@ -22,7 +22,7 @@ from ..compiler.bundle import PANES
 from ..device import current_device, use
 from ..device import device as find_device
 from ..display.errors import format_error
-from ..errors import GpulabError, UserCodeError
+from ..errors import GpulabError, KernelTypeError, UserCodeError
 from ..kernel import Kernel
 from . import formatters, session
 from .result import run_cell
@@ -80,8 +80,30 @@ def _primitive(name: str) -> registry.Primitive:
 
 def _kernel(function, types) -> Kernel:
     if isinstance(function, Kernel):
-        return function if types is None else Kernel(function.pyfunc, types=types, constants=function.constants)
-    return Kernel(function, types=types)
+        kernel = function if types is None else Kernel(function.pyfunc, types=types, constants=function.constants)
+    else:
+        kernel = Kernel(function, types=types)
+    if kernel.declared is None:  # said here in the magic's terms, --types rather than types=
+        raise KernelTypeError(f"`{kernel.name}` has no element types: annotate its parameters "
+                              "(def f(a: f32, b: f32)) or give them with --types, e.g. --types f32,f32",
+                              kernel.location())
+    return kernel
+
+
+def _cell_number(shell) -> int:
+    """The number of the running cell (its prompt's), whatever IPython has done to ``execution_count`` by now.
+
+    The cell's own code called this magic, so one of the frames above is
+    the cell, in a file the shell's compiler numbered.
+    """
+    numbers = getattr(shell.compile, "_filename_map", {})
+    frame = sys._getframe(1)
+    while frame is not None:
+        number = numbers.get(frame.f_code.co_filename)
+        if number is not None:
+            return number
+        frame = frame.f_back
+    return shell.execution_count
 
 
 # ---------------------------------------------------------------- magics
@@ -123,13 +145,18 @@ class GpulabMagics(Magics):
         then its last function (or --name) is compiled for PRIMITIVE and
         shown side by side, each Python line coloured where it lands.
         Errors in the function are reported at their cell line, without
-        a traceback.
+        a traceback; an error the cell's own code raises is shown as for
+        any cell. The element types (``f32``, ``i32``...) come from gpulab:
+        ``from gpulab import f32, i32``, in the cell or before it. Without
+        a GPU, --run and --bench run on the host.
 
         Examples
         --------
         ::
 
             %%gpukernel reduce --target sm_90 --compare
+            from gpulab import f32
+
             def add(a: f32, b: f32) -> f32:
                 return a + b
 
@@ -138,6 +165,8 @@ class GpulabMagics(Magics):
                 return x * x
 
             %%gpukernel scan -o --target sm_80
+            from gpulab import i32
+
             def add(a: i32, b: i32) -> i32:
                 return a + b
         """
@@ -179,11 +208,14 @@ class GpulabMagics(Magics):
 
         The code gets one blank line in front, standing for the ``%%gpukernel``
         line, so line numbers everywhere (errors, the Python pane) are the
-        cell's own.
+        cell's own, and it is filed under the running cell's number, so a
+        traceback says ``Cell In[N]`` as the prompt does. An error the cell's
+        code raises is shown as IPython shows one of a normal cell: from the
+        cell's own frame on, none of gpulab's.
         """
         shell = self.shell
         source = "\n" + shell.transform_cell(cell)
-        filename = shell.compile.cache(source, shell.execution_count, raw_code="\n" + cell)
+        filename = shell.compile.cache(source, _cell_number(shell), raw_code="\n" + cell)
         try:
             tree = shell.transform_ast(shell.compile.ast_parse(source, filename))
             code = shell.compile(tree, filename, "exec")
@@ -196,7 +228,8 @@ class GpulabMagics(Magics):
             print(format_error(exc, filename), file=sys.stderr)
             return None
         except Exception:
-            shell.showtraceback()
+            kind, error, frames = sys.exc_info()
+            shell.showtraceback((kind, error, frames.tb_next))  # from the cell's frame on: this one is exec's
             return None
         return filename, tree
 
@@ -221,12 +254,15 @@ class GpulabMagics(Magics):
     def gpulab(self, line: str):
         """Devices, the build cache and session defaults of gpulab.
 
+        ``%gpulab use NAME`` takes a name that ``%gpulab devices`` lists:
+        ``host``, or ``cuda:0`` and so on where there is a GPU.
+
         Examples
         --------
         ::
 
             %gpulab devices
-            %gpulab use cuda:0
+            %gpulab use host
             %gpulab cache
             %gpulab cache clear
             %gpulab defaults --target sm_100 --no-lto

@@ -12,9 +12,9 @@ import warnings
 import numpy as np
 
 from .. import registry
-from ..device import Device, current_device, devices
+from ..device import Device, current_device, devices, say_no_gpu
 from ..device import device as find_device
-from ..errors import HostArrayError, HostFallbackWarning, KernelTypeError, VerificationError, VerificationWarning
+from ..errors import HostArrayError, KernelTypeError, VerificationError, VerificationWarning
 from ..iota import Iota
 from ..kernel import Kernel, as_kernel
 from ..lru import LRU
@@ -24,19 +24,15 @@ from ..types import ElementType, element_type
 
 PLANS: LRU = LRU(256)
 """Plans of one-shot calls, by function, checked kernel, types, device and options."""
-_warned_host = False
 
 
 def resolve_device(device) -> Device:
     """The device a call runs on: ``device``, else the current one (the host, said once, without a GPU)."""
-    global _warned_host
     if device is not None:
         return find_device(device)
     chosen = current_device()
-    if not chosen.is_gpu and not _warned_host and not any(d.is_gpu for d in devices()):
-        _warned_host = True
-        warnings.warn("no CUDA GPU here: gpulab runs primitives on the host reference backend "
-                      "(pass device='host' to say so and silence this)", HostFallbackWarning, stacklevel=3)
+    if not chosen.is_gpu and not any(d.is_gpu for d in devices()):
+        say_no_gpu(stacklevel=3)
     return chosen
 
 

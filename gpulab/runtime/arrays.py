@@ -171,15 +171,26 @@ def to_device(x, device=None):
     x : array_like
         NumPy array or anything ``numpy.asarray`` accepts.
     device : str, optional
-        ``"cuda:N"``; the current device by default.
-    """
-    import cupy
+        ``"cuda:N"``; the current device by default. On a machine with no
+        GPU the array stays on the host, where primitives then run (said
+        once, as a :class:`~gpulab.errors.HostFallbackWarning`).
 
+    Raises
+    ------
+    HostArrayError
+        When ``device`` names the host: there is nothing to copy to.
+    """
+    from ..device import devices, say_no_gpu
     from ..device import device as find_device
 
     target = find_device(device)
     if not target.is_gpu:
+        if device is None and not any(d.is_gpu for d in devices()):
+            say_no_gpu(stacklevel=2)
+            return np.asarray(x)
         raise HostArrayError(f"{target.name} is not a GPU; there is nothing to copy to")
+    import cupy
+
     with cupy.cuda.Device(target.ordinal):
         return cupy.asarray(np.asarray(x))
 

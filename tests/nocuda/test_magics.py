@@ -154,7 +154,7 @@ def test_gpulab_devices_cache_and_help(shell):
     assert "<table" in listing.outputs[0].data["text/html"]
     assert "directory" in texts(run(shell, "%gpulab cache"))
     assert "cleared the build cache" in run(shell, "%gpulab cache clear").stdout
-    assert "%gpulab use cuda:0" in run(shell, "%gpulab help").stdout
+    assert "%gpulab use host" in run(shell, "%gpulab help").stdout
     assert "the current device is host" in run(shell, "%gpulab use host").stdout
 
 
@@ -219,3 +219,81 @@ def test_compare_and_run_on_a_gpu(shell):
     table = texts(captured)
     assert re.search(r"time \(n=16,777,216, cuda:0\)\s+\S+ \S+\s+\S+ \S+", table), table + captured.stderr
     assert re.search(r"check\s+exact", table)
+
+
+def run_numbered(shell, cell):
+    """Run ``cell`` as a notebook does (numbered, in the history); return its number and what it showed."""
+    number = shell.execution_count
+    with capture_output() as captured:
+        shell.run_cell(cell, store_history=True)
+    return number, captured
+
+
+def frames(text: str) -> list[str]:
+    """The frame headers of a traceback IPython printed (``Cell In[3], line 4`` or ``File /x.py:12, in f()``)."""
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return re.findall(r"^(?:Cell In\[\d+\], line \d+.*|File [^\n]+)$", plain, re.M)
+
+
+@pytest.mark.parametrize(("statement", "error"), [
+    ("raise ValueError('boom')", "ValueError: boom"),
+    ("undefined_helper()", "NameError: name 'undefined_helper' is not defined"),
+])
+def test_errors_of_the_cells_own_code_show_as_for_any_cell(shell, statement, error):
+    number, captured = run_numbered(shell, f"%%gpukernel map --target sm_90\ndef fine(x: f32) -> f32:\n"
+                                           f"    return x\n{statement}\n")
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", captured.stdout + captured.stderr)
+    assert error in shown and not bundles(captured)
+    assert frames(shown) == [f"Cell In[{number}], line 4"], shown  # the cell's own frame, none of gpulab's
+    assert "gpulab" not in shown
+
+
+def test_an_undefined_annotation_is_a_name_error_of_the_cell(shell):
+    number, captured = run_numbered(shell, "%%gpukernel map --target sm_90\ndef typed(x: f33) -> f33:\n"
+                                           "    return x\n")
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", captured.stdout + captured.stderr)
+    assert "NameError: name 'f33' is not defined" in shown
+    assert frames(shown) == [f"Cell In[{number}], line 2"], shown
+
+
+def test_tracebacks_name_the_running_cell(shell):
+    first, _ = run_numbered(shell, "1 + 1")
+    number, captured = run_numbered(shell, "%%gpukernel map --target sm_90\ndef fine(x: f32) -> f32:\n"
+                                           "    return x\n1 / 0\n")
+    assert number == first + 1
+    assert frames(captured.stdout + captured.stderr) == [f"Cell In[{number}], line 4"]
+
+
+def test_a_typing_error_shows_the_expression_and_gpulab_type_names(shell):
+    captured = run(shell, '%%gpukernel map --target sm_90\ndef bad_types(x: f32, y: f32) -> f32:\n'
+                          '    z = x\n    return y + "one"\n')
+    message = captured.stderr
+    assert message.startswith("FrontendError: numba could not compile `bad_types`: there is no `+` for (f32, str)")
+    assert 'numba tried add(f32, str "one")' in message
+    assert "it has add for (f32, f32) -> f32" in message
+    assert "float32" not in message and "unicode_type" not in message
+    lines = message.splitlines()
+    at = lines.index("  at cell line 4:")
+    assert lines[at + 1:at + 3] == ['    return y + "one"', "           ^"]  # the caret under the expression
+    assert "Traceback" not in message and "gpulab/" not in message
+
+
+@pytest.mark.parametrize(("body", "line", "needle", "caret"), [
+    ("def counted(x: f32) -> f32:\n    return len(x)\n", 3, "there is no `len()` for (f32)", "    return len(x)"),
+    # x * 2 is a float64: a Python int widens f32 (the message names the type numba inferred)
+    ("def dotted(x: f32) -> f32:\n    y = x * 2\n    return y.nope\n", 4, "f64 has no attribute `nope`", "    return y.nope"),
+    ("def compared(x: f32) -> bool:\n    return x < 'a'\n", 3, "there is no `<` for (f32, str)", "    return x < 'a'"),
+])
+def test_typing_errors_point_at_the_expression(shell, body, line, needle, caret):
+    message = run(shell, "%%gpukernel filter --target sm_90\n" + body if "bool" in body
+                  else "%%gpukernel map --target sm_90\n" + body).stderr
+    assert needle in message, message
+    lines = message.splitlines()
+    at = lines.index(f"  at cell line {line}:")
+    assert lines[at + 1] == caret and lines[at + 2] == "           ^", message
+
+
+def test_missing_types_say_the_magics_option(shell):
+    message = run(shell, "%%gpukernel map --target sm_90\ndef untyped(x):\n    return x\n").stderr
+    assert "KernelTypeError: `untyped` has no element types" in message and "--types" in message
+    assert "types=" not in message and "at cell line 2:" in message
