@@ -9,6 +9,8 @@ Compile a typed Python function for a primitive and look at every stage
 from . import errors
 from .bench import BenchResult, bench
 from .cache import cache_info, clear_cache
+from .compiler.analysis import explain
+from .compiler.analysis.diff import diff
 from .compiler.build import Build, compile
 from .compiler.target import Target
 from .device import current, devices, use

@@ -14,6 +14,8 @@ from ..errors import KernelTypeError
 from ..kernel import Kernel, as_kernel
 from ..types import ElementType, element_type
 from . import codegen, disasm, frontend, linemap, link, nvrtc
+from .analysis.costs import LineCosts, line_costs
+from .analysis.diagnostics import Diagnostics, diagnostics
 from .disasm import Resources
 from .spec import BuildOptions, BuildSpec
 from .target import Target, parse_target
@@ -105,6 +107,15 @@ class Build:
     def operator_calls(self) -> int:
         """How many ``CALL`` instructions call the operator (0 when LTO inlined it)."""
         return sum(1 for line in self.sass.splitlines() if _CALL.search(line) and frontend.OP_NAME in line)
+
+    def line_costs(self) -> LineCosts:
+        """SASS instructions per Python (and CUDA) line, by class: see :func:`gpulab.compiler.analysis.line_costs`."""
+        return line_costs(self)
+
+    @property
+    def diagnostics(self) -> Diagnostics:
+        """What in this build costs time, each with its Python line and a fix: see :func:`gpulab.compiler.analysis.diagnostics`."""
+        return diagnostics(self)
 
     @property
     def sass_instructions(self) -> int:

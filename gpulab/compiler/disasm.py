@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 from ..errors import DisassemblerError, ToolkitNotFoundError
@@ -54,21 +55,40 @@ def tool_path(name: str) -> str:
 
 
 def _run_on_cubin(tool: str, arguments: list[str], cubin: bytes) -> str:
+    return _runs_on_cubin(tool, [arguments], cubin)[0]
+
+
+def _runs_on_cubin(tool: str, runs: list[list[str]], cubin: bytes) -> list[str]:
+    """Run ``tool`` once per argument list on ``cubin``, side by side; return each stdout."""
     with tempfile.TemporaryDirectory(prefix="gpulab-") as folder:
         path = os.path.join(folder, "kernel.cubin")
         with open(path, "wb") as file:
             file.write(cubin)
-        result = subprocess.run([tool_path(tool), *arguments, path], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise DisassemblerError(f"{tool} failed on the linked cubin", result.stderr or result.stdout)
-    return result.stdout
+        with ThreadPoolExecutor(len(runs)) as pool:
+            results = list(pool.map(lambda arguments: subprocess.run(
+                [tool_path(tool), *arguments, path], capture_output=True, text=True), runs))
+    for result in results:
+        if result.returncode != 0:
+            raise DisassemblerError(f"{tool} failed on the linked cubin", result.stderr or result.stdout)
+    return [result.stdout for result in results]
 
 
 def disassemble(cubin: bytes) -> str:
     """Return ``nvdisasm -c -gi`` of ``cubin``: SASS with (inlined) source lines."""
-    return _run_on_cubin("nvdisasm", ["-c", "-gi"], cubin)
+    return _run_on_cubin("nvdisasm", _WITH_LINES, cubin)
 
 
+def disassemble_with_live_registers(cubin: bytes) -> tuple[str, str]:
+    """Return ``nvdisasm -c -gi`` and ``nvdisasm -c -lrm count`` of ``cubin``, run side by side.
+
+    The second prints the live registers of each kind at every instruction;
+    nvdisasm ignores line info in that mode, hence two runs.
+    """
+    with_lines, live = _runs_on_cubin("nvdisasm", [_WITH_LINES, ["-c", "-lrm", "count"]], cubin)
+    return with_lines, live
+
+
+_WITH_LINES = ["-c", "-gi"]
 _FUNCTION = re.compile(r"Function (\S+):\s*\n\s*(.*)")
 _FIELD = re.compile(r"(\w+(?:\[\d+\])?):(\d+)")
 _SPILLS = re.compile(

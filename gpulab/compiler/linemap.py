@@ -14,10 +14,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .analysis import listing
 from .nvrtc import KERNEL_FILENAME
 
-_SASS_NOTE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)(.*)$')
-_INLINED_AT = re.compile(r'inlined at "([^"]+)", line (\d+)')
 _SASS_INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:,.*inlined_at\s+(\d+)\s+(\d+)\s+\d+)?")
@@ -133,25 +132,13 @@ def _keys(sources: Sources, locations) -> tuple[str, ...]:
 def map_sass(raw: str, sources: Sources) -> Disassembly:
     """Strip ``//##`` annotations from ``nvdisasm -gi`` output and key each instruction."""
     shown, keys_of, offsets = [], {}, {}
-    current: tuple[str, ...] = ()
-    in_note_block = False
-    for line in raw.splitlines():
-        note = _SASS_NOTE.match(line)
-        if note:
-            locations = [(note.group(1), note.group(2)), *_INLINED_AT.findall(note.group(3))]
-            keys = _keys(sources, locations)
-            current = tuple(dict.fromkeys((*current, *keys))) if in_note_block else keys
-            in_note_block = True
-            continue
-        in_note_block = False
+    for index, line, chain in listing.shown_lines(raw):
         instruction = _SASS_INSTRUCTION.match(line)
         if instruction:
-            index = len(shown)
             offsets[index] = int(instruction.group(1), 16)
-            if current:
-                keys_of[index] = current
-        elif line.strip().startswith(".") or line.strip().endswith(":"):
-            current = ()
+            keys = _keys(sources, ((location.file, location.line) for location in chain))
+            if keys:
+                keys_of[index] = keys
         shown.append(line)
     return Disassembly("\n".join(shown) + "\n", keys_of, offsets)
 

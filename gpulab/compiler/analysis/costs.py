@@ -1,0 +1,171 @@
+"""Per-line costs: how many SASS instructions of each class each Python (and CUDA) line costs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ...table import Table
+from .guide import classes
+from .model import analyse
+
+if TYPE_CHECKING:
+    from ..build import Build
+
+
+@dataclass
+class LineCost:
+    """The instructions of one source line, by class.
+
+    Attributes
+    ----------
+    line : int
+        1-based line of the Python pane (or of ``kernel.cu``).
+    text : str
+        The line itself.
+    computes : Counter
+        Class id -> instructions doing the line's arithmetic.
+    supports : Counter
+        Class id -> instructions placed at the line that only feed
+        addresses, guards and branches (see :mod:`.attribution`).
+    peak_live : int or None
+        The most registers live at any of its instructions.
+    """
+
+    line: int
+    text: str
+    computes: Counter = field(default_factory=Counter)
+    supports: Counter = field(default_factory=Counter)
+    peak_live: int | None = None
+
+    @property
+    def total(self) -> int:
+        """Every instruction of the line."""
+        return sum(self.computes.values()) + sum(self.supports.values())
+
+    def _add(self, row, bucket: Counter) -> None:
+        bucket[row.klass] += 1
+        if row.live is not None:
+            self.peak_live = max(self.peak_live or 0, row.live)
+
+    def as_dict(self) -> dict:
+        """The line as the view's bundle carries it."""
+        return {"line": self.line, "computes": dict(self.computes), "supports": dict(self.supports),
+                "total": self.total, "peak_live": self.peak_live}
+
+
+@dataclass
+class LineCosts:
+    """What each line of a build costs in SASS instructions.
+
+    Attributes
+    ----------
+    python : list of LineCost
+        Python lines that reached the SASS, in order.
+    inlined : Counter
+        Class id -> instructions with no Python line, at the template lines
+        where the operator was inlined (argument loads, result stores,
+        address arithmetic, the loop around the call).
+    kernel : Counter
+        Class id -> the rest of the template's code.
+    cuda : list of LineCost
+        Every ``kernel.cu`` line that reached the SASS (``computes`` counts
+        all of its instructions: a CUDA line has no operator to tell apart).
+    """
+
+    name: str
+    target: str
+    python: list[LineCost]
+    inlined: Counter
+    kernel: Counter
+    cuda: list[LineCost]
+
+    def _columns(self, lines: list[LineCost]) -> list[str]:
+        used = set(self.inlined) | set(self.kernel)
+        for line in lines:
+            used |= set(line.computes) | set(line.supports)
+        return [c.id for c in classes() if c.id in used]
+
+    def table(self) -> Table:
+        """The Python lines (computes / supports per class), then the inlined and template rows."""
+        columns = self._columns(self.python)
+        labels = {c.id: c.label for c in classes()}
+        rows = []
+        for line in self.python:
+            cells = [_cell(line.computes[c], line.supports[c]) for c in columns]
+            rows.append([line.line, line.text.strip()[:48], line.total, *cells, _blank(line.peak_live)])
+        for title, counts in (("inlined with the operator", self.inlined), ("rest of the kernel", self.kernel)):
+            rows.append(["", title, sum(counts.values()), *[_blank(counts[c] or None) for c in columns], ""])
+        return Table(["line", "source", "SASS", *[labels[c] for c in columns], "peak live"], rows,
+                     f"{self.name} on {self.target}: SASS instructions per Python line "
+                     "(computes+supports: arithmetic the line asks for + address, guard and branch work placed there)")
+
+    def cuda_table(self) -> Table:
+        """Every CUDA line that reached the SASS, with its instructions per class."""
+        columns = self._columns(self.cuda)
+        labels = {c.id: c.label for c in classes()}
+        rows = [[line.line, line.text.strip()[:60], line.total, *[_blank(line.computes[c] or None) for c in columns],
+                 _blank(line.peak_live)] for line in self.cuda]
+        return Table(["line", "kernel.cu", "SASS", *[labels[c] for c in columns], "peak live"], rows,
+                     f"{self.name} on {self.target}: SASS instructions per CUDA line")
+
+    def as_dict(self) -> dict:
+        """The costs as the view's bundle carries them (see docs/bundle.md)."""
+        return {"python": [line.as_dict() for line in self.python], "inlined": dict(self.inlined),
+                "kernel": dict(self.kernel), "cuda": [line.as_dict() for line in self.cuda]}
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+    def __repr__(self) -> str:
+        return repr(self.table())
+
+
+def _cell(computes: int, supports: int) -> str:
+    if not computes and not supports:
+        return ""
+    return f"{computes}+{supports}" if supports else str(computes)
+
+
+def _blank(value) -> str:
+    return "" if value is None else str(value)
+
+
+def line_costs(build: Build) -> LineCosts:
+    """Count each line's SASS instructions by class (see :mod:`.attribution` for the rule).
+
+    Parameters
+    ----------
+    build : Build
+        What :func:`gpulab.compile` returned.
+
+    Returns
+    -------
+    LineCosts
+        A table object: shown as HTML in a notebook, as text elsewhere;
+        ``as_dict()`` for the view.
+    """
+    found = analyse(build)
+    python_text = build.python_source.splitlines()
+    cuda_text = build.source.splitlines()
+    python: dict[int, LineCost] = {}
+    cuda: dict[int, LineCost] = {}
+    inlined, kernel = Counter(), Counter()
+    for row in found.rows:
+        if row.python_line is not None:
+            line = python.setdefault(row.python_line, LineCost(row.python_line, _text(python_text, row.python_line)))
+            line._add(row, line.computes if row.role == "computes" else line.supports)
+        elif row.role == "inlined":
+            inlined[row.klass] += 1
+        else:
+            kernel[row.klass] += 1
+        if row.cuda_line is not None:
+            line = cuda.setdefault(row.cuda_line, LineCost(row.cuda_line, _text(cuda_text, row.cuda_line)))
+            line._add(row, line.computes)
+    return LineCosts(build.name, build.target.arch, [python[k] for k in sorted(python)], inlined, kernel,
+                     [cuda[k] for k in sorted(cuda)])
+
+
+def _text(lines: list[str], number: int) -> str:
+    return lines[number - 1] if 0 < number <= len(lines) else ""

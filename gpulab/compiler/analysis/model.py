@@ -1,0 +1,73 @@
+"""One build's SASS, analysed: each instruction with its class, Python and CUDA line, role and live registers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import disasm
+from . import listing
+from .attribution import Attribution, attribute
+from .guide import sass_class
+
+if TYPE_CHECKING:
+    from ..build import Build
+
+
+@dataclass(frozen=True)
+class Row:
+    """One instruction and what the analysis found about it.
+
+    Attributes
+    ----------
+    instruction : Instruction
+    klass : str
+        Its class id (see :func:`gpulab.compiler.analysis.guide.classes`).
+    python_line, cuda_line : int or None
+        1-based lines of the Python pane and of ``kernel.cu``.
+    role : {"computes", "supports", "inlined", "kernel"}
+        See :mod:`gpulab.compiler.analysis.attribution`.
+    live : int or None
+        General-purpose registers live at the instruction (nvdisasm's count).
+    """
+
+    instruction: listing.Instruction
+    klass: str
+    python_line: int | None
+    cuda_line: int | None
+    role: str
+    live: int | None
+
+
+@dataclass
+class Analysis:
+    """The analysed SASS of one build (``rows`` in program order; ``raw``: the two nvdisasm outputs)."""
+
+    build: Build
+    rows: list[Row]
+    raw: tuple[str, str]
+
+    def kernel_rows(self, kernel: str) -> list[Row]:
+        """The rows of one function of the cubin."""
+        return [r for r in self.rows if r.instruction.function == kernel]
+
+
+def _analysis(build: Build, raw_sass: str, raw_live: str) -> Analysis:
+    instructions = listing.parse(raw_sass)
+    live = listing.parse_live(raw_live)
+    classes = [sass_class(i.opcode, i.operands) for i in instructions]
+    found: list[Attribution] = attribute(instructions, classes, build.sources(), build.python_source)
+    rows = [Row(i, klass, a.python_line, a.cuda_line, a.role, live.get((i.function, i.offset), {}).get("GPR"))
+            for i, klass, a in zip(instructions, classes, found)]
+    return Analysis(build, rows, (raw_sass, raw_live))
+
+
+def analyse(build: Build) -> Analysis:
+    """The :class:`Analysis` of ``build``: two nvdisasm runs on first use, then from the cache."""
+    from ... import cache
+
+    return cache.default_cache().get_or_build(
+        f"{build.key}-analysis",
+        lambda: _analysis(build, *disasm.disassemble_with_live_registers(build.cubin)),
+        encode=lambda found: ({}, {"sass": found.raw[0].encode(), "live": found.raw[1].encode()}),
+        decode=lambda meta, blobs: _analysis(build, blobs["sass"].decode(), blobs["live"].decode()))
