@@ -107,7 +107,7 @@ def time_cases(rows: list[dict]) -> None:
             continue
         fn = functions[row["function"]]
         dtype = np.float64 if "64" in row["function"] else np.float32
-        xs = rng.standard_normal(N, dtype=dtype) if dtype == np.float32 else rng.standard_normal(N)
+        xs = rng.standard_normal(N, dtype=dtype)
         if row["primitive"] == "map":
             ys = rng.standard_normal(N, dtype=dtype)
             plan, out = gpulab.make_map(fn, xs, ys), cupy.empty(N, dtype)

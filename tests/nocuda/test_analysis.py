@@ -19,9 +19,9 @@ from gpulab.compiler.analysis import CALL_KINDS, calls, diagnostics, explain, li
 from gpulab.compiler.analysis.bundle import analysis_bundle
 from gpulab.compiler.analysis.calls import classify_calls
 from gpulab.compiler.analysis.dataflow import computing
-from gpulab.compiler.analysis.diagnostics import FP64_PER_FP32
 from gpulab.compiler.analysis.diff import BuildDiff
 from gpulab.compiler.analysis.model import analyse
+from gpulab.notebook.formatters import diagnostics_mimebundle, diff_mimebundle, line_costs_mimebundle
 
 
 def promoted(a: f32, b: f32) -> f32:
@@ -146,11 +146,11 @@ def test_cuda_lines_count_every_instruction_with_a_cuda_line(build_of):
     assert any("gpulab_op" in line.text for line in costs.cuda)
 
 
-def test_cost_tables_escape_source_text(build_of):
-    costs = line_costs(build_of("map", smaller))
-    assert "a &lt; b" in costs._repr_html_() and "a < b" not in costs._repr_html_()
-    assert "a < b" in repr(costs)
-    assert "kernel.cu" in repr(costs.cuda_table())
+def test_cost_tables_show_in_ipython_and_escape_source_text(build_of):
+    shown = line_costs_mimebundle(line_costs(build_of("map", smaller)))
+    assert "a &lt; b" in shown["text/html"] and "a < b" not in shown["text/html"]
+    assert "a < b" in shown["text/plain"] and "kernel.cu" in shown["text/plain"]
+    assert "peak live" in shown["text/plain"]
 
 
 # ---------------------------------------------------------------- register pressure
@@ -220,7 +220,7 @@ def test_float64_promotion_names_the_line_the_literal_and_the_ratio(build_of):
     [diagnostic] = found
     assert diagnostic.python_line == 2 and diagnostic.severity == "warning"
     assert "`0.75`" in diagnostic.message and "f32(0.75)" in diagnostic.fix
-    assert diagnostic.evidence["fp64_per_fp32"] == FP64_PER_FP32[(9, 0)] == 0.5
+    assert diagnostic.evidence["fp64_per_fp32"] == gpulab.Target(9, 0).limits.fp64_per_fp32 == 0.5
     assert diagnostic.evidence["fp64_instructions"] > 0 and "DFMA" in " ".join(diagnostic.evidence["instructions"])
     on_ada = _kinds(diagnostics(build_of("map", promoted, target="sm_89")), "float64")
     assert "1/64" in on_ada[0].message
@@ -302,9 +302,9 @@ def test_occupancy_limited_by_registers(build_of):
 
 
 def test_diagnostics_show_as_a_table(build_of):
-    found = build_of("map", promoted).diagnostics
-    assert "f32(0.75)" in repr(found) and "<table" in found._repr_html_()
-    assert repr(diagnostics(build_of("map", single))) == "no diagnostics"
+    shown = diagnostics_mimebundle(build_of("map", promoted).diagnostics)
+    assert "f32(0.75)" in shown["text/plain"] and "<table" in shown["text/html"]
+    assert diagnostics_mimebundle(diagnostics(build_of("map", single)))["text/plain"].startswith("no diagnostics")
 
 
 # ---------------------------------------------------------------- the instruction guide
@@ -344,7 +344,8 @@ def test_diff_fma_against_no_fma(build_of):
     assert sum(1 for r in found.rows if r.b_line is not None) == separate.sass_instructions
     assert any("FFMA" in r.a_text and r.tag != "equal" for r in found.rows)
     assert any("FMUL" in r.b_text and r.tag != "equal" for r in found.rows)
-    assert "fma" in repr(found) and "no fma" in found._repr_html_()
+    shown = diff_mimebundle(found)
+    assert "FFMA" in shown["text/plain"] and "no fma" in shown["text/html"] and "<BuildDiff fma vs no fma" in repr(found)
 
 
 def test_diff_targets_links_and_versions(build_of):

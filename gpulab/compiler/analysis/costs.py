@@ -6,7 +6,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...table import Table
 from .guide import classes
 from .model import analyse
 
@@ -51,7 +50,7 @@ class LineCost:
 
     def as_dict(self) -> dict:
         """The line as the view's bundle carries it."""
-        return {"line": self.line, "computes": dict(self.computes), "supports": dict(self.supports),
+        return {"line": self.line, "text": self.text, "computes": dict(self.computes), "supports": dict(self.supports),
                 "total": self.total, "peak_live": self.peak_live}
 
 
@@ -81,55 +80,17 @@ class LineCosts:
     kernel: Counter
     cuda: list[LineCost]
 
-    def _columns(self, lines: list[LineCost]) -> list[str]:
-        used = set(self.inlined) | set(self.kernel)
-        for line in lines:
-            used |= set(line.computes) | set(line.supports)
-        return [c.id for c in classes() if c.id in used]
-
-    def table(self) -> Table:
-        """The Python lines (computes / supports per class), then the inlined and template rows."""
-        columns = self._columns(self.python)
-        labels = {c.id: c.label for c in classes()}
-        rows = []
-        for line in self.python:
-            cells = [_cell(line.computes[c], line.supports[c]) for c in columns]
-            rows.append([line.line, line.text.strip()[:48], line.total, *cells, _blank(line.peak_live)])
-        for title, counts in (("inlined with the operator", self.inlined), ("rest of the kernel", self.kernel)):
-            rows.append(["", title, sum(counts.values()), *[_blank(counts[c] or None) for c in columns], ""])
-        return Table(["line", "source", "SASS", *[labels[c] for c in columns], "peak live"], rows,
-                     f"{self.name} on {self.target}: SASS instructions per Python line "
-                     "(computes+supports: arithmetic the line asks for + address, guard and branch work placed there)")
-
-    def cuda_table(self) -> Table:
-        """Every CUDA line that reached the SASS, with its instructions per class."""
-        columns = self._columns(self.cuda)
-        labels = {c.id: c.label for c in classes()}
-        rows = [[line.line, line.text.strip()[:60], line.total, *[_blank(line.computes[c] or None) for c in columns],
-                 _blank(line.peak_live)] for line in self.cuda]
-        return Table(["line", "kernel.cu", "SASS", *[labels[c] for c in columns], "peak live"], rows,
-                     f"{self.name} on {self.target}: SASS instructions per CUDA line")
-
     def as_dict(self) -> dict:
         """The costs as the view's bundle carries them (see docs/bundle.md)."""
-        return {"python": [line.as_dict() for line in self.python], "inlined": dict(self.inlined),
-                "kernel": dict(self.kernel), "cuda": [line.as_dict() for line in self.cuda]}
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
+        return {"name": self.name, "target": self.target, "labels": {c.id: c.label for c in classes()},
+                "python": [line.as_dict() for line in self.python],
+                "inlined": dict(self.inlined), "kernel": dict(self.kernel),
+                "cuda": [line.as_dict() for line in self.cuda]}
 
     def __repr__(self) -> str:
-        return repr(self.table())
-
-
-def _cell(computes: int, supports: int) -> str:
-    if not computes and not supports:
-        return ""
-    return f"{computes}+{supports}" if supports else str(computes)
-
-
-def _blank(value) -> str:
-    return "" if value is None else str(value)
+        lines = ", ".join(f"line {line.line}: {line.total}" for line in self.python)
+        return (f"<LineCosts {self.name} on {self.target}: {lines}; {sum(self.inlined.values())} inlined along, "
+                f"{sum(self.kernel.values())} of the template>")
 
 
 def line_costs(build: Build) -> LineCosts:
@@ -143,7 +104,7 @@ def line_costs(build: Build) -> LineCosts:
     Returns
     -------
     LineCosts
-        A table object: shown as HTML in a notebook, as text elsewhere;
+        Shown as tables in IPython and Jupyter (``gpulab.display.analysis``);
         ``as_dict()`` for the view.
     """
     found = analyse(build)

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...table import Table
 from .attribution import def_line
 from .calls import calls
 from .model import analyse
@@ -33,11 +32,6 @@ if TYPE_CHECKING:
     from ..build import Build
 
 SEVERITIES = ("warning", "info")
-# FP64 : FP32 arithmetic throughput per SM (add, multiply, fused multiply-add), from the CUDA C++
-# Programming Guide, "Arithmetic Instructions" (results per clock per multiprocessor). It belongs
-# with the architecture facts in compiler/target.py once issue 12's Target table lands there.
-FP64_PER_FP32 = {(7, 5): 1 / 32, (8, 0): 1 / 2, (8, 6): 1 / 64, (8, 7): 1 / 64, (8, 9): 1 / 64,
-                 (9, 0): 1 / 2, (10, 0): 1 / 2, (12, 0): 1 / 64}
 _VECTOR_BYTES = 16
 
 
@@ -76,18 +70,11 @@ class Diagnostic:
 
 
 class Diagnostics(list):
-    """A list of :class:`Diagnostic` that shows itself as a table."""
+    """A list of :class:`Diagnostic`; IPython and Jupyter show it as a table (``gpulab.display.analysis``)."""
 
-    def table(self) -> Table:
-        """One row per diagnostic: severity, kind, line, message and fix."""
-        rows = [[d.severity, d.kind, "" if d.python_line is None else d.python_line, d.message, d.fix] for d in self]
-        return Table(["", "kind", "line", "found", "fix"], rows, "diagnostics" if self else "no diagnostics")
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_() if self else "<div class='gpulab-table'>no diagnostics</div>"
-
-    def __repr__(self) -> str:
-        return repr(self.table()) if self else "no diagnostics"
+    def as_dict(self) -> list[dict]:
+        """The diagnostics as the view's bundle carries them."""
+        return [d.as_dict() for d in self]
 
 
 def diagnostics(build: Build, inputs=None) -> Diagnostics:
@@ -158,7 +145,7 @@ def _float64(build: Build) -> list[Diagnostic]:
     rows = [r for r in analyse(build).rows if r.python_line is not None and _touches_float64(r)]
     if not rows:
         return []
-    ratio = FP64_PER_FP32.get(build.target.cc)
+    ratio = build.target.limits.fp64_per_fp32
     rate = f"; {build.target} runs FP64 at 1/{round(1 / ratio)} of FP32's rate" if ratio else ""
     uniforms = {name for name, t in build.uniforms if _has_float64(t)}
     by_line: dict[int, list] = {}
@@ -414,7 +401,7 @@ def _occupancy(build: Build) -> list[Diagnostic]:
     result = []
     for kernel, found in pressure(build).items():
         now = found.occupancy
-        if now is None or now.fraction >= 1 or now.limited_by not in ("registers", "shared memory"):
+        if now.fraction >= 1 or now.limited_by not in ("registers", "shared memory"):
             continue
         cap = _register_cap(build)
         if now.limited_by == "registers":

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import difflib
-import html
 import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...table import Table
 from .calls import calls, count_by_kind
 from .guide import classes
 from .model import Row, analyse
@@ -19,8 +17,6 @@ if TYPE_CHECKING:
 
 _REGISTER = re.compile(r"\b(U?R|U?P|B|SR)\d+\b")
 _LABEL = re.compile(r"\.L_x_\d+")
-CONTEXT = 2  # equal instructions shown around each change
-MAX_ROWS = 400  # rows a repr shows; the rest is counted
 
 
 def normalise(row: Row) -> str:
@@ -78,76 +74,18 @@ class BuildDiff:
         """Aligned rows that differ."""
         return sum(1 for r in self.rows if r.tag != "equal")
 
-    def table(self) -> Table:
-        """Counts per class, per Python line, calls and registers: a, b and b - a."""
-        labels = {c.id: c.label for c in classes()}
-        rows = [["SASS instructions", *_pair(sum(a for a, _ in self.classes.values()),
-                                             sum(b for _, b in self.classes.values()))]]
-        rows += [[labels[c], *_pair(a, b)] for c, (a, b) in self.classes.items()]
-        for line, (a, b) in self.python.items():
-            rows.append([f"Python line {line}", *_pair(sum(a.values()), sum(b.values()))])
-        for kind in sorted(set(self.calls[0]) | set(self.calls[1])):
-            rows.append([f"CALL: {kind}", *_pair(self.calls[0].get(kind, 0), self.calls[1].get(kind, 0))])
-        for kernel in sorted(set(self.registers[0]) | set(self.registers[1])):
-            rows.append([f"registers: {kernel}", *_pair(self.registers[0].get(kernel, 0),
-                                                          self.registers[1].get(kernel, 0))])
-        return Table(["", *self.labels, "change"], rows, f"{self.labels[0]} vs {self.labels[1]}")
-
-    def _shown(self) -> list[DiffRow | None]:
-        """The changed rows with CONTEXT equal rows around them; None marks a gap."""
-        keep = set()
-        for index, row in enumerate(self.rows):
-            if row.tag != "equal":
-                keep.update(range(max(0, index - CONTEXT), min(len(self.rows), index + CONTEXT + 1)))
-        shown, previous = [], -1
-        for index in sorted(keep):
-            if index != previous + 1:
-                shown.append(None)
-            shown.append(self.rows[index])
-            previous = index
-        return shown
-
-    def __repr__(self) -> str:
-        width = 56
-        lines = [repr(self.table()), "", f"{self.labels[0]:<{width}}   {self.labels[1]}"]
-        shown = self._shown()
-        for row in shown[:MAX_ROWS]:
-            if row is None:
-                lines.append("...")
-                continue
-            mark = {"equal": " ", "replace": "|", "delete": "<", "insert": ">"}[row.tag]
-            lines.append(f"{row.a_text[:width]:<{width}} {mark} {row.b_text[:width]}".rstrip())
-        if len(shown) > MAX_ROWS:
-            lines.append(f"... {len(shown) - MAX_ROWS} more rows")
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        colours = {"replace": "rgba(230,160,0,.18)", "delete": "rgba(220,50,50,.15)", "insert": "rgba(40,160,60,.15)"}
-        cells = []
-        shown = self._shown()
-        for row in shown[:MAX_ROWS]:
-            if row is None:
-                cells.append("<tr><td colspan='2' style='color:#888'>...</td></tr>")
-                continue
-            style = f" style='background:{colours[row.tag]}'" if row.tag in colours else ""
-            cells.append(f"<tr{style}><td>{html.escape(row.a_text)}</td><td>{html.escape(row.b_text)}</td></tr>")
-        more = f"<div>... {len(shown) - MAX_ROWS} more rows</div>" if len(shown) > MAX_ROWS else ""
-        head = "".join(f"<th style='text-align:left'>{html.escape(label)}</th>" for label in self.labels)
-        return (f"<div class='gpulab-diff'>{self.table()._repr_html_()}"
-                f"<table style='font-family:monospace;font-size:12px;border-collapse:collapse'>"
-                f"<thead><tr>{head}</tr></thead><tbody>{''.join(cells)}</tbody></table>{more}</div>")
-
     def as_dict(self) -> dict:
         """The diff as the view's bundle carries it (see docs/bundle.md); lines index each build's SASS pane."""
-        return {"labels": list(self.labels),
-                "rows": [[r.tag, r.a_line, r.b_line] for r in self.rows],
+        return {"labels": list(self.labels), "class_labels": {c.id: c.label for c in classes()},
+                "rows": [[r.tag, r.a_line, r.a_text, r.b_line, r.b_text] for r in self.rows],
                 "classes": {c: list(v) for c, v in self.classes.items()},
                 "python": {str(k): [dict(a), dict(b)] for k, (a, b) in self.python.items()},
                 "calls": list(self.calls), "registers": list(self.registers)}
 
-
-def _pair(a: int, b: int) -> list:
-    return [a, b, f"{b - a:+d}" if b != a else ""]
+    def __repr__(self) -> str:
+        total = [sum(v[side] for v in self.classes.values()) for side in (0, 1)]
+        return (f"<BuildDiff {self.labels[0]} vs {self.labels[1]}: {total[0]} and {total[1]} SASS instructions, "
+                f"{self.changed} aligned rows differ>")
 
 
 def _labels(a: Build, b: Build) -> tuple[str, str]:
@@ -211,6 +149,7 @@ def diff(a: Build, b: Build) -> BuildDiff:
     Returns
     -------
     BuildDiff
+        Shown side by side in IPython and Jupyter (``gpulab.display.analysis``).
         The SASS of both aligned (difflib on instructions with register
         numbers blanked), and counts per class, Python line, call kind and
         kernel registers.

@@ -33,8 +33,8 @@ class Pressure:
         Python pane line -> the most registers live at its instructions.
     busiest_python_line : int or None
         The Python line with the most registers live (the peak itself may be in template code).
-    occupancy : Occupancy or None
-        Theoretical occupancy now (None where gpulab does not know the target's limits).
+    occupancy : Occupancy
+        Theoretical occupancy now.
     fewer : (int, Occupancy) or None
         The most registers that would give more resident blocks, and that occupancy.
     more : (int, Occupancy) or None
@@ -49,20 +49,17 @@ class Pressure:
     peak_cuda_line: int | None
     python_peaks: dict[int, int]
     busiest_python_line: int | None
-    occupancy: Occupancy | None
+    occupancy: Occupancy
     fewer: tuple[int, Occupancy] | None
     more: tuple[int, Occupancy] | None
 
     def summary(self) -> str:
         """``"26 registers: 100% occupancy; at 33 it would drop to 75%"``, and where the peak is."""
-        if self.occupancy is None:
-            head = f"{self.registers} registers"
-        else:
-            head = f"{self.registers} registers: {_percent(self.occupancy)} occupancy"
-            if self.occupancy.limited_by == "registers" and self.fewer:
-                head += f" (limited by registers); at {self.fewer[0]} it would rise to {_percent(self.fewer[1])}"
-            elif self.more:
-                head += f"; at {self.more[0]} it would drop to {_percent(self.more[1])}"
+        head = f"{self.registers} registers: {_percent(self.occupancy)} occupancy"
+        if self.occupancy.limited_by == "registers" and self.fewer:
+            head += f" (limited by registers); at {self.fewer[0]} it would rise to {_percent(self.fewer[1])}"
+        elif self.more:
+            head += f"; at {self.more[0]} it would drop to {_percent(self.more[1])}"
         where = f"Python line {self.peak_python_line}" if self.peak_python_line else (
             f"kernel.cu line {self.peak_cuda_line}" if self.peak_cuda_line else "no source line")
         return f"{head}. Peak {self.peak_live} live at {where}."
@@ -75,7 +72,7 @@ class Pressure:
                 "peak_cuda_line": self.peak_cuda_line,
                 "python_peaks": {str(k): v for k, v in self.python_peaks.items()},
                 "busiest_python_line": self.busiest_python_line,
-                "occupancy": self.occupancy.as_dict() if self.occupancy else None,
+                "occupancy": self.occupancy.as_dict(),
                 "fewer": step(self.fewer), "more": step(self.more), "summary": self.summary()}
 
 
@@ -87,8 +84,6 @@ def _percent(found: Occupancy) -> str:
 def register_steps(target, block_threads: int, registers: int, shared_bytes: int):
     """The neighbouring occupancy steps: ``(fewer, more)`` as in :class:`Pressure`."""
     now = occupancy(target, block_threads, registers, shared_bytes)
-    if now is None:
-        return None, None, None
     at = lambda r: occupancy(target, block_threads, r, shared_bytes)  # noqa: E731
     more = next(((r, at(r)) for r in range(registers + 1, MAX_REGISTERS + 1)
                  if at(r).blocks_per_sm < now.blocks_per_sm), None)

@@ -1,0 +1,136 @@
+"""Tables of a build's analysis (per-line costs, diagnostics, diffs), rendered from their ``as_dict()`` data.
+
+The data come from ``gpulab.compiler.analysis``; these functions know only
+its shape (``docs/bundle.md``, section "Analysis"). Every cell is text and
+is escaped in HTML.
+"""
+
+from __future__ import annotations
+
+import html
+
+from .table import Table
+
+CONTEXT = 2  # equal instructions shown around each change of a diff
+MAX_ROWS = 400  # diff rows shown; the rest are counted
+_MARKS = {"equal": " ", "replace": "|", "delete": "<", "insert": ">"}
+_COLOURS = {"replace": "rgba(230,160,0,.18)", "delete": "rgba(220,50,50,.15)", "insert": "rgba(40,160,60,.15)"}
+
+
+def _columns(labels: dict, counters) -> list[str]:
+    used = set().union(*(set(c) for c in counters))
+    return [c for c in labels if c in used]
+
+
+def _blank(value) -> str:
+    return "" if value is None or value == 0 else str(value)
+
+
+def _pair(computes: int, supports: int) -> str:
+    if not computes and not supports:
+        return ""
+    return f"{computes}+{supports}" if supports else str(computes)
+
+
+def line_costs_table(data: dict) -> Table:
+    """Python lines (computes+supports per class), then what was inlined along and the rest of the kernel."""
+    labels = data["labels"]
+    lines = data["python"]
+    columns = _columns(labels, [data["inlined"], data["kernel"]] + [line["computes"] for line in lines]
+                       + [line["supports"] for line in lines])
+    rows = [[line["line"], line["text"].strip()[:48], line["total"],
+             *[_pair(line["computes"].get(c, 0), line["supports"].get(c, 0)) for c in columns],
+             _blank(line["peak_live"])] for line in lines]
+    for title, counts in (("inlined with the operator", data["inlined"]), ("rest of the kernel", data["kernel"])):
+        rows.append(["", title, sum(counts.values()), *[_blank(counts.get(c)) for c in columns], ""])
+    return Table(["line", "source", "SASS", *[labels[c] for c in columns], "peak live"], rows,
+                 f"{data['name']} on {data['target']}: SASS instructions per Python line "
+                 "(computes+supports: the arithmetic the line asks for + address, guard and branch work placed there)")
+
+
+def cuda_costs_table(data: dict) -> Table:
+    """Every line of ``kernel.cu`` that reached the SASS, with its instructions per class."""
+    labels = data["labels"]
+    columns = _columns(labels, [line["computes"] for line in data["cuda"]])
+    rows = [[line["line"], line["text"].strip()[:60], line["total"],
+             *[_blank(line["computes"].get(c)) for c in columns], _blank(line["peak_live"])]
+            for line in data["cuda"]]
+    return Table(["line", "kernel.cu", "SASS", *[labels[c] for c in columns], "peak live"], rows,
+                 f"{data['name']} on {data['target']}: SASS instructions per CUDA line")
+
+
+def diagnostics_table(data: list[dict]) -> Table:
+    """One row per diagnostic: severity, kind, Python line, what was found and the fix."""
+    rows = [[d["severity"], d["kind"], _blank(d["python_line"]), d["message"], d["fix"]] for d in data]
+    return Table(["", "kind", "line", "found", "fix"], rows, "diagnostics" if data else "no diagnostics")
+
+
+def diff_table(data: dict) -> Table:
+    """Counts of both builds per class, Python line, call kind and kernel registers, with the change."""
+    def row(title, a, b):
+        return [title, a, b, f"{b - a:+d}" if b != a else ""]
+    classes = data["classes"]
+    rows = [row("SASS instructions", sum(a for a, _ in classes.values()), sum(b for _, b in classes.values()))]
+    rows += [row(data["class_labels"][c], a, b) for c, (a, b) in classes.items()]
+    rows += [row(f"Python line {line}", sum(a.values()), sum(b.values())) for line, (a, b) in data["python"].items()]
+    calls_a, calls_b = data["calls"]
+    rows += [row(f"CALL: {kind}", calls_a.get(kind, 0), calls_b.get(kind, 0)) for kind in sorted({*calls_a, *calls_b})]
+    registers_a, registers_b = data["registers"]
+    rows += [row(f"registers: {kernel}", registers_a.get(kernel, 0), registers_b.get(kernel, 0))
+             for kernel in sorted({*registers_a, *registers_b})]
+    return Table(["", *data["labels"], "change"], rows, " vs ".join(data["labels"]))
+
+
+def _shown(rows: list) -> list:
+    """Changed rows with CONTEXT equal rows around them; None marks a gap."""
+    keep = set()
+    for index, row in enumerate(rows):
+        if row[0] != "equal":
+            keep.update(range(max(0, index - CONTEXT), min(len(rows), index + CONTEXT + 1)))
+    shown, previous = [], -1
+    for index in sorted(keep):
+        if index != previous + 1:
+            shown.append(None)
+        shown.append(rows[index])
+        previous = index
+    return shown
+
+
+def diff_text(data: dict) -> str:
+    """The counts, then the changed instructions side by side (``|`` changed, ``<`` only left, ``>`` only right)."""
+    width = 56
+    lines = [repr(diff_table(data)), "", f"{data['labels'][0]:<{width}}   {data['labels'][1]}"]
+    shown = _shown(data["rows"])
+    for row in shown[:MAX_ROWS]:
+        if row is None:
+            lines.append("...")
+            continue
+        tag, _, left, _, right = row
+        lines.append(f"{left[:width]:<{width}} {_MARKS[tag]} {right[:width]}".rstrip())
+    if len(shown) > MAX_ROWS:
+        lines.append(f"... {len(shown) - MAX_ROWS} more rows")
+    return "\n".join(lines)
+
+
+def diff_html(data: dict) -> str:
+    """The counts, then the changed instructions side by side, coloured by change."""
+    cells = []
+    shown = _shown(data["rows"])
+    for row in shown[:MAX_ROWS]:
+        if row is None:
+            cells.append("<tr><td colspan='2' style='color:#888'>...</td></tr>")
+            continue
+        tag, _, left, _, right = row
+        style = f" style='background:{_COLOURS[tag]}'" if tag in _COLOURS else ""
+        cells.append(f"<tr{style}><td>{html.escape(left)}</td><td>{html.escape(right)}</td></tr>")
+    more = f"<div>... {len(shown) - MAX_ROWS} more rows</div>" if len(shown) > MAX_ROWS else ""
+    head = "".join(f"<th style='text-align:left'>{html.escape(label)}</th>" for label in data["labels"])
+    return (f"<div class='gpulab-diff'>{diff_table(data)._repr_html_()}"
+            "<table style='font-family:monospace;font-size:12px;border-collapse:collapse'>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(cells)}</tbody></table>{more}</div>")
+
+
+def tables_mimebundle(*tables: Table) -> dict:
+    """HTML and text of tables shown one after another."""
+    return {"text/html": "".join(t._repr_html_() for t in tables),
+            "text/plain": "\n\n".join(repr(t) for t in tables)}
