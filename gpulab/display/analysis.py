@@ -81,8 +81,9 @@ def diff_table(data: dict) -> Table:
     return Table(["", *data["labels"], "change"], rows, " vs ".join(data["labels"]))
 
 
-def _shown(rows: list) -> list:
-    """Changed rows with CONTEXT equal rows around them; None marks a gap."""
+def _shown(rows: list) -> tuple[list[tuple[str, str, str]], int]:
+    """``(tag, left, right)`` of the changed rows and CONTEXT equal rows around them (tag ``gap`` between),
+    at most MAX_ROWS of them, and how many more there were."""
     keep = set()
     for index, row in enumerate(rows):
         if row[0] != "equal":
@@ -90,44 +91,33 @@ def _shown(rows: list) -> list:
     shown, previous = [], -1
     for index in sorted(keep):
         if index != previous + 1:
-            shown.append(None)
-        shown.append(rows[index])
+            shown.append(("gap", "...", ""))
+        tag, _, left, _, right = rows[index]
+        shown.append((tag, left, right))
         previous = index
-    return shown
+    return shown[:MAX_ROWS], max(0, len(shown) - MAX_ROWS)
 
 
 def diff_text(data: dict) -> str:
     """The counts, then the changed instructions side by side (``|`` changed, ``<`` only left, ``>`` only right)."""
     width = 56
+    shown, more = _shown(data["rows"])
     lines = [repr(diff_table(data)), "", f"{data['labels'][0]:<{width}}   {data['labels'][1]}"]
-    shown = _shown(data["rows"])
-    for row in shown[:MAX_ROWS]:
-        if row is None:
-            lines.append("...")
-            continue
-        tag, _, left, _, right = row
-        lines.append(f"{left[:width]:<{width}} {_MARKS[tag]} {right[:width]}".rstrip())
-    if len(shown) > MAX_ROWS:
-        lines.append(f"... {len(shown) - MAX_ROWS} more rows")
-    return "\n".join(lines)
+    lines += [f"{left[:width]:<{width}} {_MARKS.get(tag, ' ')} {right[:width]}".rstrip() for tag, left, right in shown]
+    return "\n".join(lines + ([f"... {more} more rows"] if more else []))
 
 
 def diff_html(data: dict) -> str:
     """The counts, then the changed instructions side by side, coloured by change."""
-    cells = []
-    shown = _shown(data["rows"])
-    for row in shown[:MAX_ROWS]:
-        if row is None:
-            cells.append("<tr><td colspan='2' style='color:#888'>...</td></tr>")
-            continue
-        tag, _, left, _, right = row
-        style = f" style='background:{_COLOURS[tag]}'" if tag in _COLOURS else ""
-        cells.append(f"<tr{style}><td>{html.escape(left)}</td><td>{html.escape(right)}</td></tr>")
-    more = f"<div>... {len(shown) - MAX_ROWS} more rows</div>" if len(shown) > MAX_ROWS else ""
+    shown, more = _shown(data["rows"])
+    cells = "".join(
+        f"<tr style='background:{_COLOURS.get(tag, 'none')}'><td>{html.escape(left)}</td><td>{html.escape(right)}</td></tr>"
+        for tag, left, right in shown)
     head = "".join(f"<th style='text-align:left'>{html.escape(label)}</th>" for label in data["labels"])
+    tail = f"<div>... {more} more rows</div>" if more else ""
     return (f"<div class='gpulab-diff'>{diff_table(data)._repr_html_()}"
             "<table style='font-family:monospace;font-size:12px;border-collapse:collapse'>"
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(cells)}</tbody></table>{more}</div>")
+            f"<thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>{tail}</div>")
 
 
 def tables_mimebundle(*tables: Table) -> dict:
