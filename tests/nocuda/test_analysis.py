@@ -15,6 +15,7 @@ import pytest
 import gpulab
 from gpulab import f32, f64
 from gpulab.compiler import disasm, link, nvrtc
+from gpulab.compiler.artifacts import Artifact
 from gpulab.compiler.analysis import CALL_KINDS, calls, diagnostics, explain, line_costs, listing, pressure
 from gpulab.compiler.analysis.bundle import analysis_bundle
 from gpulab.compiler.analysis.calls import classify_calls
@@ -188,9 +189,9 @@ def _shuffle_kernel(target):
         if (threadIdx.x == 0) *out = v;
     }
     '''
-    ptx = nvrtc.compile_kernel(source, target, lto=False, lineinfo=False, fma=True)
-    header = f".version 8.0\n.target {target.arch}\n.address_size 64\n"
-    cubin = link.link(ptx, header, target, lto=False, lineinfo=False, fma=True).cubin
+    ptx = nvrtc.compile_kernel(source, target, output="ptx", lineinfo=False, fma=True)
+    empty = Artifact("ptx", f".version 8.0\n.target {target.arch}\n.address_size 64\n".encode(), "operator")
+    cubin = link.link(ptx, empty, target, lineinfo=False, fma=True).cubin
     return listing.parse(disasm.disassemble(cubin))
 
 
