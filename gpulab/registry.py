@@ -54,9 +54,10 @@ class Primitive:
         Shared templates it needs, in order (``common`` always comes first).
     kernels : tuple of str
         The ``__global__`` functions of its template.
-    geometry : {"vector", "tile"}
-        How work is cut: blocks of vectors (map, reduce) or look-back tiles
-        in shared memory (scan, filter); codegen sizes each.
+    geometry : {"vector", "fold", "tile"}
+        How work is cut: blocks of vectors (map), blocks of vectors folded in
+        order (reduce), or look-back tiles in shared memory (scan, filter);
+        codegen sizes each.
     operator : OperatorCall
         What the kernel calls the user's function as.
     arity : (int, int)
@@ -88,7 +89,7 @@ class Primitive:
     template: str | Path
     helpers: tuple[str, ...]
     kernels: tuple[str, ...]
-    geometry: Literal["vector", "tile"]
+    geometry: Literal["vector", "fold", "tile"]
     operator: OperatorCall
     arity: tuple[int, int]
     same_types: bool
@@ -152,7 +153,7 @@ PRIMITIVES: dict[str, Primitive] = {record.name: record for record in (
               result="declared", elementwise=True, initial=None, options=("iota",), writes_result=True,
               plan="gpulab.primitives.map:MapPlan", host="gpulab.host.run:run_map"),
     Primitive(name="reduce", template="reduce", helpers=("fold", "fold_range"), kernels=("gpulab_reduce",),
-              geometry="vector", operator=_FOLD, arity=(2, 2), same_types=True, takes=_OPERATOR,
+              geometry="fold", operator=_FOLD, arity=(2, 2), same_types=True, takes=_OPERATOR,
               result="input", elementwise=False, initial="required", options=(), writes_result=False,
               plan="gpulab.primitives.reduce:ReducePlan", host="gpulab.host.run:run_reduce"),
     Primitive(name="scan", template="scan", helpers=("fold", "tile", "lookback"), kernels=("gpulab_scan",),

@@ -44,11 +44,9 @@ _SCALAR_CXX = {
 
 # Types whose arithmetic is not a plain C++ scalar: the kernel only moves
 # them, so a storage struct of the right size and alignment is enough.
-_OPAQUE_CXX = {
-    "float16": "struct alignas(2) float16 { unsigned short bits; };",
-    "complex64": "struct alignas(8) complex64 { float re, im; };",
-    "complex128": "struct alignas(16) complex128 { double re, im; };",
-}
+_OPAQUE = {"float16": (2, "unsigned short bits;"), "complex64": (8, "float re, im;"),
+           "complex128": (16, "double re, im;")}
+"""name -> (alignment, members) of the storage struct."""
 
 _PYTHON_TYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 
@@ -88,8 +86,10 @@ class ElementType:
 
     @property
     def alignment(self) -> int:
-        """Alignment in bytes of the C++ storage."""
-        return self.dtype.alignment if not self.is_record else _record_alignment(self.dtype)
+        """Alignment in bytes of the C++ storage (a complex type's ``alignas`` is twice NumPy's)."""
+        if self.is_record:
+            return _record_alignment(self.dtype)
+        return _OPAQUE[self.dtype.name][0] if self.dtype.name in _OPAQUE else self.dtype.alignment
 
     @property
     def is_integral(self) -> bool:
@@ -144,8 +144,9 @@ def _from_dtype(dtype: np.dtype) -> ElementType:
     name = dtype.name
     if name in _SCALAR_CXX:
         return ElementType(dtype, _SCALAR_CXX[name])
-    if name in _OPAQUE_CXX:
-        return ElementType(dtype, name, _OPAQUE_CXX[name])
+    if name in _OPAQUE:
+        alignment, members = _OPAQUE[name]
+        return ElementType(dtype, name, f"struct alignas({alignment}) {name} {{ {members} }};")
     raise KernelTypeError(
         f"dtype {dtype} is not supported on the GPU; use a bool, integer, float "
         "(16/32/64), complex or structured dtype"
@@ -187,6 +188,14 @@ def _record_type(dtype: np.dtype) -> ElementType:
     ]
     full = "\n".join(dict.fromkeys(nested)) + ("\n" if nested else "") + definition
     return ElementType(dtype, name, full)
+
+
+def scalar_of_cxx(cxx: str) -> np.dtype | None:
+    """The dtype of a built-in C++ scalar type (``"unsigned int"`` -> uint32), or ``None``."""
+    for name, scalar in _SCALAR_CXX.items():
+        if scalar == cxx:
+            return np.dtype(name)
+    return None
 
 
 def cxx_definitions(types) -> str:

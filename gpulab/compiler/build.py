@@ -17,6 +17,7 @@ from . import codegen, disasm, frontend, linemap, link, nvrtc
 from .analysis.costs import LineCosts, line_costs
 from .analysis.diagnostics import Diagnostics, diagnostics
 from .disasm import Resources
+from .parameters import Parameter
 from .spec import BuildOptions, BuildSpec
 from .target import Target, parse_target
 
@@ -42,6 +43,9 @@ class Build:
         What the driver loads.
     resources : dict of str to Resources
         Per kernel: registers, shared memory, stack, spills.
+    parameters : dict of str to tuple of Parameter
+        Per kernel: its parameters and their C layouts, as the kernel text
+        declares them (what a plan packs its arguments by).
     line_map : LineMap
         Python line <-> CUDA line <-> PTX lines <-> SASS offsets.
     timings : dict of str to float
@@ -67,6 +71,7 @@ class Build:
     resources: dict[str, Resources]
     kernels: tuple[str, ...]
     geometry: codegen.Geometry
+    parameters: dict[str, tuple[Parameter, ...]]
     timings: dict[str, float] = field(default_factory=dict)
     disassembly: linemap.Disassembly | None = field(default=None, repr=False)
 
@@ -204,7 +209,8 @@ def run_pipeline(spec: BuildSpec) -> Build:
         inputs=spec.inputs, result=operator.result, uniforms=spec.uniforms,
         python_source=kernel.source, python_first_line=kernel.first_line, python_file=kernel.compiled_filename,
         source=generated.text, op_ptx=operator.ptx.text, ptx=ptx, ptx_keys=ptx_keys, cubin=linked.cubin,
-        resources=resources, kernels=generated.kernels, geometry=generated.geometry, timings=timings,
+        resources=resources, kernels=generated.kernels, geometry=generated.geometry,
+        parameters=generated.parameters, timings=timings,
     )
 
 

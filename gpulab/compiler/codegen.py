@@ -18,6 +18,7 @@ from string import Template
 
 from ..registry import Primitive
 from ..types import ElementType, cxx_definitions
+from .parameters import Parameter, kernel_parameters
 
 BLOCK_THREADS = 256
 # Scan and filter tiles: 256 threads of 128 bytes each, 4 blocks per SM, measured best of the
@@ -29,13 +30,14 @@ MAX_SCAN_ITEMS = 32
 # Scan and filter registers are capped so that this many threads fit on an SM
 # (for items of up to 8 bytes; wider ones would spill under the cap).
 SCAN_RESIDENT_THREADS = 1024
+PACKED_STATUS_BYTES = 4  # look-back values of at most this many bytes travel in the 64-bit status word
 
 
 def fingerprint() -> str:
     """A digest of what shapes generated code: this module, its tuning constants and the templates."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
     digest.update(repr((BLOCK_THREADS, SCAN_BLOCK_THREADS, UNROLL, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS,
-                        SCAN_RESIDENT_THREADS)).encode())
+                        SCAN_RESIDENT_THREADS, PACKED_STATUS_BYTES)).encode())
     for template in sorted(resources.files(__package__).joinpath("templates").iterdir(), key=lambda t: t.name):
         digest.update(template.name.encode() + template.read_bytes())
     return digest.hexdigest()[:16]
@@ -63,25 +65,27 @@ class Geometry:
 
 @dataclass(frozen=True)
 class Source:
-    """The generated kernel file."""
+    """The generated kernel file, and each kernel's parameters as its text declares them."""
 
     text: str
     kernels: tuple[str, ...]
     geometry: Geometry
+    parameters: dict[str, tuple[Parameter, ...]]
 
 
-def geometry_for(types: list[ElementType], *, geometry: str = "vector") -> Geometry:
-    """Choose block size, vector width and items per thread on the widest of ``types``.
+def geometry_for(types: list[ElementType], primitive: Primitive) -> Geometry:
+    """Choose block size, vector width and items per thread for ``primitive`` on the widest of ``types``.
 
-    ``geometry`` is the primitive's (its registry record): blocks of vectors,
-    or look-back tiles in shared memory.
+    The record's ``geometry`` says how the primitive cuts its work: blocks of
+    vectors (map), blocks of vectors folded in order (reduce), or look-back
+    tiles in shared memory (scan, filter).
     """
     widest = max(t.itemsize for t in types)
     vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
     vec = 16 // widest if vectorisable else 1
     scan_items = max(1, min(MAX_SCAN_ITEMS, SCAN_THREAD_BYTES // widest))
     scan_items = max(vec, scan_items - scan_items % vec)
-    block_threads = SCAN_BLOCK_THREADS if geometry == "tile" else BLOCK_THREADS
+    block_threads = SCAN_BLOCK_THREADS if primitive.geometry == "tile" else BLOCK_THREADS
     return Geometry(block_threads, vec, UNROLL, scan_items)
 
 
@@ -123,7 +127,7 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
     """
     iota = tuple(iota) or (False,) * len(inputs)
     element_types = [*inputs, result]
-    geometry = geometry_for(element_types, geometry=primitive.geometry)
+    geometry = geometry_for(element_types, primitive)
     sections = [
         _header(primitive.name, name, target, index_bits),
         _constants(geometry, _scan_min_blocks(element_types, geometry), index_bits, exclusive),
@@ -134,7 +138,11 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
     ]
     sections += [_piece(helper) for helper in primitive.helpers]
     sections.append(Template(primitive.template_text()).substitute(_input_fields(len(inputs))))
-    return Source("\n".join(sections), primitive.kernels, geometry)
+    text = "\n".join(sections)
+    elements = {t.cxx: t for t in (*element_types, *(t for _, t in uniforms))}
+    elements.update(_typedefs(primitive, inputs, result))
+    return Source(text, primitive.kernels, geometry,
+                  kernel_parameters(text, primitive.kernels, elements, index_bits))
 
 
 def _piece(name: str) -> str:
@@ -164,6 +172,7 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
         f"#define SCAN_ITEMS {geometry.scan_items}  // contiguous items per thread in scan and filter\n"
         "#define SCAN_TILE (BLOCK_THREADS * SCAN_ITEMS)\n"
         f"#define SCAN_MIN_BLOCKS {min_blocks}  // blocks per SM scan and filter must fit\n"
+        f"#define PACKED_STATUS_BYTES {PACKED_STATUS_BYTES}  // look-back values this small share the status word\n"
         f"#define EXCLUSIVE {'true' if exclusive else 'false'}\n"
         f"typedef {index_type} index_t;\n"
     )
@@ -174,17 +183,24 @@ def _types(primitive, inputs, result, uniforms) -> str:
     definitions = cxx_definitions([*inputs, result, *(t for _, t in uniforms)])
     if definitions:
         lines.append(definitions)
-    if primitive.elementwise:
-        lines += [f"typedef {t.cxx} in{i}_t;  // {t.name}" for i, t in enumerate(inputs)]
-        lines.append(f"typedef {result.cxx} out_t;  // {result.name}")
-    else:
-        lines.append(f"typedef {inputs[0].cxx} value_t;  // {inputs[0].name}")
-        lines.append("typedef value_t out_t;")
+    typedefs = _typedefs(primitive, inputs, result)
+    for name, element in typedefs.items():
+        if name == "out_t" and "value_t" in typedefs:
+            lines.append("typedef value_t out_t;")
+        else:
+            lines.append(f"typedef {element.cxx} {name};  // {element.name}")
     lines.append("")
     lines.append("// Uniforms: the function's free scalar variables, passed at launch.")
     fields = [f"    {t.cxx} {_uniform_field(n)};" for n, t in uniforms]
     lines.append("struct Uniforms {" + ("\n" + "\n".join(fields) + "\n" if fields else "") + "};")
     return "\n".join(lines) + "\n"
+
+
+def _typedefs(primitive, inputs, result) -> dict[str, ElementType]:
+    """The element types that :func:`_types` names ``in0_t``, ``out_t``, ``value_t``."""
+    if primitive.elementwise:
+        return {**{f"in{i}_t": t for i, t in enumerate(inputs)}, "out_t": result}
+    return {"value_t": inputs[0], "out_t": inputs[0]}
 
 
 def _uniform_field(name: str) -> str:

@@ -9,19 +9,28 @@ from .build import Build
 from .codegen import Geometry
 from .disasm import Resources
 from .linemap import Disassembly
+from .parameters import Parameter
 from .spec import BuildOptions
 from .target import Target
 
 _TEXTS = ("python_source", "source", "op_ptx", "ptx")
 
 
+def _descr(dtype: np.dtype) -> object:
+    return np.lib.format.dtype_to_descr(dtype)
+
+
+def _dtype(descr) -> np.dtype:
+    descr = [tuple(field) for field in descr] if isinstance(descr, list) else descr
+    return np.lib.format.descr_to_dtype(descr)
+
+
 def _dtype_json(element) -> object:
-    return np.lib.format.dtype_to_descr(element.dtype)
+    return _descr(element.dtype)
 
 
 def _element(descr):
-    descr = [tuple(field) for field in descr] if isinstance(descr, list) else descr
-    return element_type(np.lib.format.descr_to_dtype(descr))
+    return element_type(_dtype(descr))
 
 
 def _keys_json(keys: dict) -> dict:
@@ -44,6 +53,8 @@ def encode(build: Build) -> tuple[dict, dict[str, bytes]]:
         "ptx_keys": _keys_json(build.ptx_keys), "kernels": list(build.kernels),
         "geometry": [build.geometry.block_threads, build.geometry.vec, build.geometry.unroll,
                      build.geometry.scan_items],
+        "parameters": {kernel: [[p.name, p.cxx, p.offset, _descr(p.dtype)] for p in parameters]
+                       for kernel, parameters in build.parameters.items()},
         "timings": {k: v for k, v in build.timings.items() if k != "disasm"},
     }
     blobs = {name: getattr(build, name).encode() for name in _TEXTS}
@@ -62,6 +73,8 @@ def decode(meta: dict, blobs: dict[str, bytes]) -> Build:
         resources={name: Resources(**r) for name, r in meta["resources"].items()},
         ptx_keys=_keys(meta["ptx_keys"]), kernels=tuple(meta["kernels"]),
         geometry=Geometry(*meta["geometry"]), timings=dict(meta["timings"]),
+        parameters={kernel: tuple(Parameter(name, cxx, _dtype(descr), offset) for name, cxx, offset, descr in found)
+                    for kernel, found in meta["parameters"].items()},
         **{name: blobs[name].decode() for name in _TEXTS},
     )
 

@@ -19,15 +19,9 @@ class FilterPlan(LookBackPlan):
         super().__init__("filter", kernel, types, device, **options)
         self.element = self.types[0]
 
-    def kernel_fields(self, build, index_bits, uniforms):
-        array = params.array_struct(index_bits)
-        return {"gpulab_filter": [("in", array), ("n", params.index_dtype(index_bits)), ("out", array),
-                                  ("kept_total", params.POINTER), ("status", params.TILE_STATUS),
-                                  ("epoch", np.uint32), ("u", uniforms)]}
-
     def status_value_size(self, prepared) -> int:
         """A tile's aggregate is a count of kept items: an ``index_t``."""
-        return params.index_dtype(prepared.build.options.index_bits).itemsize
+        return prepared.build.options.index_bits // 8
 
     def finish(self, output, *, stream=None):
         """The kept items of ``(out, kept)`` (this waits for the count)."""

@@ -15,11 +15,12 @@ import threading
 
 import numpy as np
 
+from ..compiler.codegen import PACKED_STATUS_BYTES
 from ..runtime.arrays import device_array
+from .params import TileStatusValue
 from .plan import DevicePlan, index_bits_for
 
 
-PACKED_VALUE_BYTES = 4  # values this small travel in a 64-bit status word (lookback.cu)
 
 
 def _align(n: int) -> int:
@@ -27,7 +28,7 @@ def _align(n: int) -> int:
 
 
 def _packed(value_size: int) -> bool:
-    return value_size <= PACKED_VALUE_BYTES
+    return value_size <= PACKED_STATUS_BYTES
 
 
 def _word_bytes(value_size: int) -> int:
@@ -86,13 +87,13 @@ class StatusStorage:
             return view.pointer, size, epoch
 
 
-def status_value(address: int, nbytes: int, value_size: int) -> tuple[int, int, int, int]:
-    """The ``TileStatus`` fields (flags, aggregate, inclusive, next_tile) of the ``nbytes`` at ``address``."""
+def status_value(address: int, nbytes: int, value_size: int) -> TileStatusValue:
+    """The ``TileStatus`` of the ``nbytes`` at ``address``."""
     tiles = capacity(nbytes, value_size)
     flags = address + 16
     aggregate = flags + _align(_word_bytes(value_size) * tiles)
     inclusive = aggregate + _align(value_size * tiles)  # both unused when values are packed
-    return (flags, aggregate, inclusive, address)
+    return TileStatusValue(flags, aggregate, inclusive, address)
 
 
 class LookBackPlan(DevicePlan):
@@ -120,7 +121,7 @@ class LookBackPlan(DevicePlan):
         prepared = self.prepared(index_bits_for(n, []), self.uniform_values())
         return status_bytes(self.tiles(n, prepared), self.status_value_size(prepared))
 
-    def acquire_status(self, n: int, prepared, temp_storage, stream: int) -> tuple[int, tuple, int]:
+    def acquire_status(self, n: int, prepared, temp_storage, stream: int) -> tuple[int, TileStatusValue, int]:
         """Return ``(tiles, TileStatus fields, epoch)`` for a launch over ``n`` items on ``stream``."""
         tiles, size = self.tiles(n, prepared), self.status_value_size(prepared)
         address, nbytes, epoch = self._status.acquire(temp_storage, status_bytes(tiles, size), stream)

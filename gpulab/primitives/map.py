@@ -22,12 +22,6 @@ class MapPlan(DevicePlan):
         super().__init__("map", kernel, types, device, iota=tuple(iota), **options)
         self.iota = tuple(iota) or (False,) * len(types)
 
-    def kernel_fields(self, build, index_bits, uniforms):
-        inputs = [(name, params.IOTA_STRUCT if is_iota else params.array_struct(index_bits))
-                  for name, is_iota in zip(INPUT_NAMES, self.iota)]
-        return {"gpulab_map": [*inputs, ("out", params.array_struct(index_bits)),
-                               ("n", params.index_dtype(index_bits)), ("u", uniforms)]}
-
     def result_dtype(self, uniform_values: tuple | None = None) -> np.dtype:
         """The output's element type for these uniforms (their current values by default)."""
         values = self.uniform_values() if uniform_values is None else uniform_values
@@ -52,7 +46,7 @@ class MapPlan(DevicePlan):
             return out
         pack = prepared.pack("gpulab_map")
         for name, x, array in zip(INPUT_NAMES, xs, arrays):
-            pack[name] = (x.start,) if array is None else params.array_value(array)
+            pack[name] = params.iota_value(x) if array is None else params.array_value(array)
         pack["out"] = params.array_value(destination)
         pack["n"] = n
         prepared.write_uniforms(pack, uniform_values)

@@ -1,37 +1,75 @@
-"""C layouts of kernel parameters, as NumPy dtypes (aligned like the generated structs)."""
+"""Values of kernel parameters, in the field order of the C structs the build's parameter list describes.
+
+The layouts themselves come from the kernel text (``Build.parameters``, see
+:mod:`gpulab.compiler.parameters`); :func:`check_fields` makes sure, once per
+build, that the tuples written here follow those structs' fields.
+"""
 
 from __future__ import annotations
 
-import numpy as np
+import re
+from typing import NamedTuple
 
-POINTER = np.dtype(np.uint64)
+from ..errors import GpulabError
+from ..runtime.arrays import Layout
 
-
-def index_dtype(index_bits: int) -> np.dtype:
-    """``index_t``: int32 or int64."""
-    return np.dtype(np.int32 if index_bits == 32 else np.int64)
-
-
-def array_struct(index_bits: int) -> np.dtype:
-    """``struct InputK`` / ``struct Output``: a pointer and a ``Layout``."""
-    index = index_dtype(index_bits)
-    return np.dtype([("data", POINTER), ("inner_size", index), ("inner_stride", index),
-                     ("outer_stride", index)], align=True)
+ARRAY_FIELDS = ("data", *(f"layout.{name}" for name in Layout._fields))
+"""``struct InputK`` / ``struct Output`` as :func:`array_value` writes them: a pointer and a ``Layout``."""
+IOTA_FIELDS = ("start",)
+"""An iota ``struct InputK`` as :func:`iota_value` writes it."""
 
 
-IOTA_STRUCT = np.dtype([("start", np.int64)])
-TILE_STATUS = np.dtype([("flags", POINTER), ("aggregate", POINTER), ("inclusive", POINTER),
-                        ("next_tile", POINTER)])
+class TileStatusValue(NamedTuple):
+    """``TileStatus<T>`` (lookback.cu): where a launch's tile status lives."""
 
-
-def uniforms_struct(uniforms) -> np.dtype:
-    """``struct Uniforms``: the uniforms' types in order (one byte when there are none)."""
-    if not uniforms:
-        return np.dtype("V1")
-    return np.dtype([(f"u_{name}", element.dtype) for name, element in uniforms], align=True)
+    flags: int
+    aggregate: int
+    inclusive: int
+    next_tile: int
 
 
 def array_value(array) -> tuple:
     """The ``InputK``/``Output`` value of a :class:`~gpulab.runtime.arrays.DeviceArray`."""
-    layout = array.layout
-    return (array.pointer, layout.inner_size, layout.inner_stride, layout.outer_stride)
+    return (array.pointer, *array.layout)
+
+
+def iota_value(iota) -> tuple:
+    """The ``InputK`` value of an :class:`~gpulab.iota.Iota`."""
+    return (iota.start,)
+
+
+def written_fields(parameters, iota: tuple[bool, ...]) -> dict[str, tuple[str, ...]]:
+    """Parameter name -> the fields of the tuples gpulab writes to it, for the structs it writes."""
+    expected = {}
+    for parameter in parameters:
+        input_index = re.fullmatch(r"Input(\d+)", parameter.cxx)
+        if parameter.cxx == "Output":
+            expected[parameter.name] = ARRAY_FIELDS
+        elif input_index:
+            is_iota = int(input_index.group(1)) < len(iota) and iota[int(input_index.group(1))]
+            expected[parameter.name] = IOTA_FIELDS if is_iota else ARRAY_FIELDS
+        elif parameter.cxx.startswith("TileStatus<"):
+            expected[parameter.name] = TileStatusValue._fields
+    return expected
+
+
+def check_fields(parameters, expected: dict[str, tuple[str, ...]]) -> None:
+    """Refuse a parameter whose struct fields differ from those its values are written in.
+
+    Parameters
+    ----------
+    parameters : sequence of Parameter
+        One kernel's parameters.
+    expected : dict of str to tuple of str
+        Parameter name -> the fields, in order, of the tuples written to it.
+
+    Raises
+    ------
+    GpulabError
+        Naming the parameter and both field lists (a template and the host disagree).
+    """
+    for parameter in parameters:
+        want = expected.get(parameter.name)
+        if want is not None and parameter.fields != want:
+            raise GpulabError(f"kernel parameter {parameter.name} ({parameter.cxx}) has fields {parameter.fields} in "
+                              f"the generated C++, but gpulab writes {want}: the template and the host disagree")

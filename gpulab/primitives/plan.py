@@ -29,8 +29,6 @@ class Prepared:
 
     build: object
     module: LoadedModule
-    uniforms: np.dtype
-    fields: dict
     local: threading.local
     kernels: dict[str, int]  # kernel name -> CUfunction address, for launch()
 
@@ -43,7 +41,7 @@ class Prepared:
         """This thread's :class:`ArgumentPack` for ``kernel``."""
         pack = getattr(self.local, kernel, None)
         if pack is None:
-            pack = ArgumentPack(self.fields[kernel])
+            pack = ArgumentPack(self.build.parameters[kernel])
             setattr(self.local, kernel, pack)
         return pack
 
@@ -95,15 +93,11 @@ class DevicePlan:
         spec = make_spec(self.primitive, self.kernel, types=types, target=self.device.compute_capability,
                          index_bits=index_bits, **self.options)
         build = build_for(spec)
-        uniforms = params.uniforms_struct(build.uniforms)
-        fields = self.kernel_fields(build, index_bits, uniforms)
+        for parameters in build.parameters.values():
+            params.check_fields(parameters, params.written_fields(parameters, build.options.iota))
         module = load(build, self.device)
         kernels = {name: module.address(name) for name in build.kernels}
-        return Prepared(build, module, uniforms, fields, threading.local(), kernels)
-
-    def kernel_fields(self, build, index_bits: int, uniforms: np.dtype) -> dict:
-        """Each kernel's parameters as ``[(name, dtype), ...]``; primitives override it."""
-        raise NotImplementedError
+        return Prepared(build, module, threading.local(), kernels)
 
     def temp_storage_bytes(self, n: int) -> int:
         """Bytes of temporary device storage a run over ``n`` items needs (0 for map)."""

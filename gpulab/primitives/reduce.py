@@ -20,10 +20,6 @@ class ReducePlan(DevicePlan):
         super().__init__("reduce", kernel, types, device, **options)
         self.element = self.types[0]
 
-    def kernel_fields(self, build, index_bits, uniforms):
-        return {"gpulab_reduce": [("in", params.array_struct(index_bits)), ("n", params.index_dtype(index_bits)),
-                                  ("out", params.POINTER), ("initial", self.element.dtype), ("u", uniforms)]}
-
     def partial_count(self, n: int, prepared) -> int:
         """How many blocks pass 1 uses (0 when one block does it all)."""
         tiles = -(-n // prepared.build.geometry.tile)

@@ -21,12 +21,6 @@ class ScanPlan(LookBackPlan):
         self.element = self.types[0]
         self.exclusive = exclusive
 
-    def kernel_fields(self, build, index_bits, uniforms):
-        array = params.array_struct(index_bits)
-        return {"gpulab_scan": [("in", array), ("n", params.index_dtype(index_bits)), ("out", array),
-                                ("status", params.TILE_STATUS), ("epoch", np.uint32),
-                                ("initial", self.element.dtype), ("has_initial", np.bool_), ("u", uniforms)]}
-
     def status_value_size(self, prepared) -> int:
         """A tile's aggregate is an element."""
         return self.element.itemsize

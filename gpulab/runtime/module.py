@@ -74,10 +74,39 @@ def _load(build, device: Device) -> LoadedModule:
     activate(device)
     handle = _check(driver.cuModuleLoadData(build.cubin))
     functions = {name: _check(driver.cuModuleGetFunction(handle, name.encode())) for name in build.kernels}
+    for name, function in functions.items():
+        check_parameters(name, function, build.parameters[name])
     module = LoadedModule(handle, functions, device)
     module.unloader = weakref.finalize(module, _unload, handle, _check(driver.cuCtxGetCurrent()))
     module.unloader.atexit = False  # at exit the context goes, and its modules with it
     return module
+
+
+def driver_parameters(function) -> list[tuple[int, int]]:
+    """``(offset, size)`` of each parameter of a loaded kernel, as the driver reports them."""
+    from cuda.bindings import driver
+
+    found = []
+    while True:
+        status, offset, size = driver.cuFuncGetParamInfo(function, len(found))
+        if status != driver.CUresult.CUDA_SUCCESS:
+            return found
+        found.append((offset, size))
+
+
+def check_parameters(name: str, function, parameters) -> None:
+    """Refuse a kernel whose parameters the driver lays out otherwise than the build says (once per load).
+
+    Raises
+    ------
+    DeviceError
+        Naming the kernel and both layouts: the arguments would be read from the wrong bytes.
+    """
+    ours = [(p.offset, p.dtype.itemsize) for p in parameters]
+    theirs = driver_parameters(function)
+    if ours != theirs:
+        raise DeviceError(f"kernel {name}: gpulab lays out its parameters (offset, size) as {ours}, the driver as "
+                          f"{theirs} ({', '.join(p.cxx + ' ' + p.name for p in parameters)}); this is a gpulab bug")
 
 
 def _unload(handle, context) -> None:
@@ -89,15 +118,6 @@ def _unload(handle, context) -> None:
         _check(driver.cuModuleUnload(handle))
     finally:
         _check(driver.cuCtxPopCurrent())
-
-
-def _aligned_offsets(dtypes: list[np.dtype]) -> tuple[list[int], int]:
-    offsets, position = [], 0
-    for dtype in dtypes:
-        position = -(-position // 16) * 16
-        offsets.append(position)
-        position += dtype.itemsize
-    return offsets, max(position, 1)
 
 
 _STRUCT_CODES = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "q": "q", "L": "Q",
@@ -124,25 +144,26 @@ class ArgumentPack:
     """Kernel parameters packed once into one buffer, with the pointer array the driver reads.
 
     A launch writes only what changed (pointers, sizes) into the buffer and
-    passes the same pointer array: no per-call conversion of arguments.
-    Write a parameter with ``pack[name] = value`` (a tuple for a struct).
+    passes the same pointer array: no per-call conversion of arguments. The
+    buffer is laid out as the kernel's parameter space is.
+    Write a parameter with ``pack[name] = value`` (a tuple for a struct, in
+    its flattened fields' order).
 
     Parameters
     ----------
-    fields : list of (str, numpy.dtype)
-        Parameter names and C layouts, in the kernel's order.
+    parameters : sequence of Parameter
+        The kernel's parameters (``Build.parameters[kernel]``): names, C layouts, offsets.
     """
 
-    def __init__(self, fields: list[tuple[str, np.dtype]]):
-        dtypes = [np.dtype(dtype) for _, dtype in fields]
-        offsets, size = _aligned_offsets(dtypes)
+    def __init__(self, parameters):
+        size = max((p.offset + p.dtype.itemsize for p in parameters), default=1)
         self._buffer = np.zeros(size + 16, dtype=np.uint8)
         base = self._buffer.ctypes.data
         shift = (-base) % 16
         self._memory = memoryview(self._buffer)[shift:shift + size]
-        self._pointers = np.array([base + shift + offset for offset in offsets], dtype=np.uint64)
+        self._pointers = np.array([base + shift + p.offset for p in parameters], dtype=np.uint64)
         self.address = self._pointers.ctypes.data
-        self._writers = {name: self._writer(dtype, offset) for (name, _), dtype, offset in zip(fields, dtypes, offsets)}
+        self._writers = {p.name: self._writer(p.dtype, p.offset) for p in parameters}
 
     def _writer(self, dtype: np.dtype, offset: int):
         layout, memory = _struct_of(dtype), self._memory

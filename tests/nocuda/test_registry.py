@@ -30,11 +30,6 @@ class NaiveMapPlan(DevicePlan):
     def __init__(self, kernel, types, device, **options):
         super().__init__("naive_map", kernel, types, device, **options)
 
-    def kernel_fields(self, build, index_bits, uniforms):
-        array = params.array_struct(index_bits)
-        return {"gpulab_naive_map": [("in0", array), ("out", array), ("n", params.index_dtype(index_bits)),
-                                     ("u", uniforms)]}
-
     def __call__(self, xs, *, stream=None):
         import cupy
 

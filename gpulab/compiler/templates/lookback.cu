@@ -6,7 +6,7 @@
 //
 // A status word is (epoch << 2 | state): the host passes a new epoch to each
 // launch, so the status array never needs clearing between launches. Values
-// of at most 4 bytes travel in the status word itself: a 64-bit word
+// of at most PACKED_STATUS_BYTES travel in the status word itself: a 64-bit word
 // (value << 32 | epoch << 2 | state) written and read whole, so a reader
 // needs one load and no fence. Wider values have arrays of their own.
 
@@ -56,7 +56,7 @@ __device__ __forceinline__ T load_cg(const T* p) {
 }
 
 template <typename T>
-__device__ constexpr bool packed_status() { return sizeof(T) <= 4; }
+__device__ constexpr bool packed_status() { return sizeof(T) <= PACKED_STATUS_BYTES; }
 
 // 64-bit loads and stores at GPU scope (coherent across blocks, no ordering).
 __device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p) {

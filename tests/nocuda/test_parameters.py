@@ -1,0 +1,114 @@
+"""Kernel parameters come from the kernel text alone: their layouts, the structs' fields, the packed buffer."""
+
+import numpy as np
+import pytest
+
+import gpulab
+from gpulab.compiler.parameters import ParameterError, kernel_parameters
+from gpulab.compiler.serialize import decode, encode
+from gpulab.errors import GpulabError
+from gpulab.primitives import params
+from gpulab.runtime.arrays import Layout
+from gpulab.runtime.module import ArgumentPack
+from gpulab.types import element_type
+
+PAIR = np.dtype([("value", np.float32), ("index", np.int32)], align=True)
+
+
+def add(a, b):
+    return a + b
+
+
+def positive(x):
+    return x > 0
+
+
+def smaller(a, b):
+    return a if a.value <= b.value else b
+
+
+def layout(build, kernel):
+    return [(p.name, p.cxx, p.offset, p.dtype.itemsize) for p in build.parameters[kernel]]
+
+
+def test_a_scan_takes_what_its_template_declares():
+    build = gpulab.compile("scan", add, types="f32,f32", target="sm_90")
+    assert layout(build, "gpulab_scan") == [
+        ("in", "Input0", 0, 24), ("n", "index_t", 24, 4), ("out", "Output", 32, 24),
+        ("status", "TileStatus<value_t>", 56, 32), ("epoch", "unsigned int", 88, 4),
+        ("initial", "value_t", 92, 4), ("has_initial", "bool", 96, 1), ("u", "Uniforms", 97, 1)]
+    wide = gpulab.compile("scan", add, types="f64,f64", target="sm_90", index_bits=64)
+    assert layout(wide, "gpulab_scan")[:2] == [("in", "Input0", 0, 32), ("n", "index_t", 32, 8)]
+    assert layout(wide, "gpulab_scan")[5] == ("initial", "value_t", 112, 8)  # after a 4-byte epoch at 104
+
+
+def test_struct_fields_are_the_hosts_layout_and_status():
+    build = gpulab.compile("filter", positive, types="i64", target="sm_90")
+    by_name = {p.name: p for p in build.parameters["gpulab_filter"]}
+    assert by_name["in"].fields == ("data",) + tuple(f"layout.{f}" for f in Layout._fields)
+    assert by_name["status"].fields == params.TileStatusValue._fields
+    params.check_fields(build.parameters["gpulab_filter"], params.written_fields(build.parameters["gpulab_filter"], ()))
+
+
+def test_iota_inputs_are_their_start():
+    build = gpulab.compile("map", add, types="i64,f32", target="sm_90", iota=(True, False))
+    parameters = build.parameters["gpulab_map"]
+    assert [p.fields for p in parameters[:2]] == [params.IOTA_FIELDS, params.ARRAY_FIELDS]
+    params.check_fields(parameters, params.written_fields(parameters, build.options.iota))
+
+
+def test_a_struct_that_disagrees_with_the_host_is_refused():
+    build = gpulab.compile("map", add, types="i64,f32", target="sm_90", iota=(True, False))
+    with pytest.raises(GpulabError, match="in0 .Input0. has fields .'start',. in the generated C\\+\\+"):
+        params.check_fields(build.parameters["gpulab_map"], {"in0": params.ARRAY_FIELDS})
+
+
+alpha = 2
+phase = 1j
+
+
+def rotate(x: gpulab.c64) -> gpulab.c64:
+    return x * phase + alpha
+
+
+def test_uniforms_are_laid_out_with_cxx_alignment():
+    build = gpulab.compile("map", rotate, target="sm_90")
+    (uniforms,) = [p for p in build.parameters["gpulab_map"] if p.name == "u"]
+    assert uniforms.fields == ("u_phase", "u_alpha") or uniforms.fields == ("u_alpha", "u_phase")
+    offsets = {name: uniforms.dtype.fields[name][1] for name in uniforms.fields}
+    # complex128 is alignas(16): 16 + 8 bytes round up to 32 (NumPy's aligned struct would make 24)
+    assert uniforms.dtype.itemsize == 32 and offsets["u_phase"] % 16 == 0 and uniforms.offset % 16 == 0
+
+
+def test_records_keep_their_dtype():
+    build = gpulab.compile("reduce", smaller, types=(PAIR, PAIR), target="sm_80")
+    (initial,) = [p for p in build.parameters["gpulab_reduce"] if p.name == "initial"]
+    assert initial.dtype == PAIR and initial.offset % 4 == 0
+
+
+def test_the_pack_is_laid_out_as_the_parameter_space():
+    build = gpulab.compile("reduce", add, types="i32,i32", target="sm_90")
+    parameters = build.parameters["gpulab_reduce"]
+    pack = ArgumentPack(parameters)
+    pack["in"] = (0x1000, 7, 1, 7)
+    pack["n"] = 7
+    pack["out"] = 0x2000
+    pack["initial"] = np.int32(-3)
+    memory = bytes(pack._memory)
+    for parameter, value in zip(parameters, [(0x1000, 7, 1, 7), 7, 0x2000, -3]):
+        written = np.frombuffer(memory, parameter.dtype, count=1, offset=parameter.offset)[0]
+        assert (written.item() if parameter.fields else written) == value
+
+
+def test_the_cache_keeps_the_parameters():
+    build = gpulab.compile("scan", smaller, types=(PAIR, PAIR), target="sm_90", exclusive=True)
+    again = decode(*encode(build))
+    assert again.parameters == build.parameters
+
+
+def test_an_unknown_parameter_type_is_a_clear_error():
+    source = 'extern "C" __global__ void k(Mystery m) {}\n'
+    with pytest.raises(ParameterError, match="passes a 'Mystery'"):
+        kernel_parameters(source, ["k"], {"value_t": element_type(np.float32)}, 32)
+    with pytest.raises(ParameterError, match="no kernel other"):
+        kernel_parameters(source, ["other"], {}, 32)
