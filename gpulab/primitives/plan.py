@@ -13,10 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiler.build import build_for, make_spec
+from ..compiler.bundle import bundle_of
+from ..display.view import BuildView
 from ..errors import KernelTypeError
 from ..kernel import Kernel
-from ..runtime.arrays import DeviceArray
 from ..device import Device
+from ..runtime.arrays import DeviceArray
 from ..runtime.module import ArgumentPack, LoadedModule, load
 from . import params
 
@@ -88,11 +90,32 @@ class DevicePlan:
                 self._prepared[key] = prepared
         return prepared
 
-    def _prepare(self, index_bits: int) -> Prepared:
+    def build(self, index_bits: int = 32):
+        """The build for this index width and the uniforms' current types (compiled on first use, not loaded)."""
         types = None if self.kernel.declared else self.types  # declared types keep a declared result
-        spec = make_spec(self.primitive, self.kernel, types=types, target=self.device.compute_capability,
-                         index_bits=index_bits, **self.options)
-        build = build_for(spec)
+        return build_for(make_spec(self.primitive, self.kernel, types=types, target=self.device.compute_capability,
+                                   index_bits=index_bits, **self.options))
+
+    @property
+    def builds(self) -> tuple:
+        """The builds this plan has run, one per index width and uniform types (as numba's ``inspect_*``)."""
+        return tuple(prepared.build for prepared in list(self._prepared.values()))
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The view of the plan's last build (its 32-bit build, compiled, when it has run none)."""
+        builds = self.builds
+        bundle = BuildView(bundle_of(builds[-1] if builds else self.build()))._repr_mimebundle_(include, exclude)
+        if "text/plain" in bundle:
+            bundle["text/plain"] = f"{self!r}\n{bundle['text/plain']}"
+        return bundle
+
+    def __repr__(self) -> str:
+        types = ", ".join(t.name for t in self.types)
+        return (f"<gpulab {type(self).__name__}: {self.primitive}({self.kernel.name}) of ({types}) on "
+                f"{self.device.name}, {len(self._prepared)} build(s) loaded>")
+
+    def _prepare(self, index_bits: int) -> Prepared:
+        build = self.build(index_bits)
         for parameters in build.parameters.values():
             params.check_fields(parameters, params.written_fields(parameters, build.options.iota))
         module = load(build, self.device)

@@ -48,3 +48,12 @@ def test_a_dropped_module_is_unloaded_once_nothing_holds_it(capfd):
     assert not unloader.alive
     assert "Exception ignored" not in capfd.readouterr().err  # cuModuleUnload succeeded
     assert module.load(build, current_device()).address("gpulab_reduce")  # and loading again works
+
+
+def test_a_plan_lists_the_builds_it_ran_and_shows_the_last():
+    plan = gpulab.make_reduce(only_here, np.float32)
+    assert plan.builds == ()
+    plan(cupy.ones(1000, np.float32), np.float32(0))
+    (build,) = plan.builds
+    assert build is plan.build() and build.target.cc == current_device().compute_capability
+    assert plan._repr_mimebundle_()["application/vnd.gpulab.build+json"]["key"] == build.key
