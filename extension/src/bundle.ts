@@ -17,22 +17,38 @@ export interface IPane {
 /** links[pane][0-based line index as a string] -> keys (`py:N`, `cu:N`). */
 export type Links = Record<string, Record<string, readonly string[]>>;
 
-export interface IKernelResources {
-  registers?: number;
-  /** Theoretical occupancy on the build's target (0-1) and the blocks per SM behind it. */
-  occupancy?: number;
-  blocks_per_sm?: number;
-  shared_bytes?: number;
-  stack_bytes?: number;
-  spill_stores?: number;
-  spill_loads?: number;
-}
-
 export interface IStats {
   sass_instructions?: number;
   sass_calls?: number;
   ptx_lines?: number;
   [k: string]: number | undefined;
+}
+
+/** One labelled fact of the header (docs/bundle.md, `header.chips`). */
+export interface IHeaderChip {
+  field: string;
+  text: string;
+  title: string;
+  /** '' | 'on' | 'off' | 'warn' */
+  tone: string;
+}
+
+/**
+ * The header model: everything the header shows, already formatted as text
+ * by gpulab (`gpulab.compiler.bundle.header_of`). The Python renderings draw
+ * the same model, so a field added there shows here with no change.
+ */
+export interface IHeader {
+  title: string;
+  chips: IHeaderChip[];
+  options: string;
+  kernels: {
+    /** [field, column title] */
+    columns: [string, string][];
+    rows: { kernel: string; cells: Record<string, string>; warn: string[] }[];
+  };
+  /** [stage, text] in pipeline order, `total` last. */
+  timings: [string, string][];
 }
 
 export interface IBundle {
@@ -45,9 +61,8 @@ export interface IBundle {
   options?: Record<string, unknown>;
   panes: IPane[];
   links: Links;
-  resources?: Record<string, IKernelResources>;
-  timings?: Record<string, number>;
   stats?: IStats;
+  header: IHeader;
   compare?: IBundle | null;
 }
 
@@ -110,15 +125,8 @@ export function normalizeBundle(data: unknown, depth = 0): IBundle | null {
     }
     return out;
   };
-  const resources: Record<string, IKernelResources> = {};
-  if (isObject(data.resources)) {
-    for (const [k, r] of Object.entries(data.resources)) {
-      if (isObject(r)) {
-        resources[k] = numRecord(r);
-      }
-    }
-  }
   return {
+    header: normalizeHeader(data.header, str(data.name)),
     version: typeof data.version === 'number' ? data.version : 1,
     name: str(data.name),
     primitive: str(data.primitive),
@@ -128,9 +136,47 @@ export function normalizeBundle(data: unknown, depth = 0): IBundle | null {
     options: isObject(data.options) ? data.options : {},
     panes,
     links,
-    resources,
-    timings: numRecord(data.timings),
     stats: numRecord(data.stats),
     compare: depth === 0 ? normalizeBundle(data.compare, 1) : null
+  };
+}
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(x => str(x)) : [];
+}
+
+function pairs(v: unknown): [string, string][] {
+  return Array.isArray(v) ? v.filter(Array.isArray).map(p => [str(p[0]), str(p[1])] as [string, string]) : [];
+}
+
+/** Coerce an untrusted header model; a bundle without one (an older gpulab) gets its name only. */
+export function normalizeHeader(data: unknown, name: string): IHeader {
+  const header = isObject(data) ? data : {};
+  const chips = Array.isArray(header.chips)
+    ? header.chips.filter(isObject).map(c => ({
+        field: str(c.field),
+        text: str(c.text),
+        title: str(c.title),
+        tone: str(c.tone)
+      }))
+    : [];
+  const kernels = isObject(header.kernels) ? header.kernels : {};
+  const rows = Array.isArray(kernels.rows)
+    ? kernels.rows.filter(isObject).map(r => {
+        const cells: Record<string, string> = {};
+        if (isObject(r.cells)) {
+          for (const [k, v] of Object.entries(r.cells)) {
+            cells[k] = str(v);
+          }
+        }
+        return { kernel: str(r.kernel), cells, warn: strings(r.warn) };
+      })
+    : [];
+  return {
+    title: str(header.title, name),
+    chips,
+    options: str(header.options),
+    kernels: { columns: pairs(kernels.columns), rows },
+    timings: pairs(header.timings)
   };
 }

@@ -47,32 +47,6 @@ function h<K extends keyof HTMLElementTagNameMap>(
   return e;
 }
 
-/** Seconds -> "0.40 ms" / "12.0 ms" / "1.23 s". */
-export function formatSeconds(s: number): string {
-  if (!Number.isFinite(s)) {
-    return String(s);
-  }
-  const ms = s * 1000;
-  if (ms >= 1000) {
-    return `${s.toFixed(2)} s`;
-  }
-  if (ms >= 10) {
-    return `${ms.toFixed(1)} ms`;
-  }
-  return `${ms.toFixed(2)} ms`;
-}
-
-/** Bytes -> "128 B" / "4.0 KiB". */
-export function formatBytes(n: number | undefined): string {
-  if (n === undefined) {
-    return '–';
-  }
-  if (n >= 1024) {
-    return `${(n / 1024).toFixed(1)} KiB`;
-  }
-  return `${n} B`;
-}
-
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
@@ -860,47 +834,26 @@ export class BuildView implements IPaneHost {
     const doc = this._doc;
     const header = h(doc, 'div', 'gpulab-header');
 
+    const model = b.header;
     const row = h(doc, 'div', 'gpulab-title-row');
-    row.appendChild(h(doc, 'span', 'gpulab-name', b.name || '(unnamed)'));
-    const chip = (field: string, text: string, title?: string): HTMLElement => {
-      const c = h(doc, 'span', 'gpulab-chip', text);
-      c.dataset.field = field;
-      if (title) {
-        c.title = title;
+    row.appendChild(h(doc, 'span', 'gpulab-name', model.title || '(unnamed)'));
+    for (const c of model.chips) {
+      const chip = h(doc, 'span', 'gpulab-chip', c.text);
+      chip.dataset.field = c.field;
+      chip.title = c.title;
+      if (c.tone) {
+        chip.dataset.tone = c.tone;
       }
-      row.appendChild(c);
-      return c;
-    };
-    if (b.primitive) {
-      chip('primitive', b.primitive, 'primitive');
+      row.appendChild(chip);
     }
-    if (b.target) {
-      chip('target', b.target, 'target architecture');
-    }
-    const lto = chip(
-      'lto',
-      b.lto ? 'LTO on' : 'LTO off',
-      b.lto ? 'linked with link-time optimization' : 'PTX-linked (no LTO)'
-    );
-    lto.classList.add('gpulab-lto');
-    lto.dataset.lto = b.lto ? 'on' : 'off';
-    const stats = b.stats ?? {};
-    if (stats.sass_instructions !== undefined) {
-      chip('sass_instructions', plural(stats.sass_instructions, 'SASS instruction'));
-    }
-    if (stats.sass_calls !== undefined) {
-      const c = chip('sass_calls', plural(stats.sass_calls, 'CALL'), 'CALL instructions in the SASS');
-      c.classList.add('gpulab-calls');
-      c.dataset.calls = String(stats.sass_calls);
-    }
-    if (stats.ptx_lines !== undefined) {
-      chip('ptx_lines', plural(stats.ptx_lines, 'PTX line'));
-    }
-    if (b.key) {
-      chip('key', b.key.slice(0, 10), `cache key ${b.key}`).classList.add('gpulab-key');
+    if (model.options) {
+      row.appendChild(h(doc, 'span', 'gpulab-options', model.options));
     }
     if (this._bundle && this._bundle.version > 1) {
-      chip('version', `bundle v${this._bundle.version}`, 'newer bundle version than this renderer knows');
+      const chip = h(doc, 'span', 'gpulab-chip', `bundle v${this._bundle.version}`);
+      chip.dataset.field = 'version';
+      chip.title = 'newer bundle version than this renderer knows';
+      row.appendChild(chip);
     }
 
     // Toggle between this build and the compare build.
@@ -929,39 +882,25 @@ export class BuildView implements IPaneHost {
     }
     header.appendChild(row);
 
-    // Resources per kernel.
-    const kernels = Object.keys(b.resources ?? {});
-    if (kernels.length) {
+    // The kernel table: every column of the model.
+    const { columns, rows } = model.kernels;
+    if (rows.length) {
       const wrap = h(doc, 'div', 'gpulab-resources-wrap');
       const table = h(doc, 'table', 'gpulab-resources');
       const thead = h(doc, 'thead');
       const hr = h(doc, 'tr');
-      for (const t of ['kernel', 'registers', 'shared', 'stack', 'spill stores', 'spill loads', 'occupancy']) {
-        hr.appendChild(h(doc, 'th', undefined, t));
+      for (const [, title] of columns) {
+        hr.appendChild(h(doc, 'th', undefined, title));
       }
       thead.appendChild(hr);
       const tbody = h(doc, 'tbody');
-      for (const k of kernels) {
-        const r = (b.resources ?? {})[k];
+      for (const r of rows) {
         const tr = h(doc, 'tr');
-        tr.dataset.kernel = k;
-        const num = (v: number | undefined): string => (v === undefined ? '–' : String(v));
-        const cells: [string, string][] = [
-          ['kernel', k],
-          ['registers', num(r.registers)],
-          ['shared_bytes', formatBytes(r.shared_bytes)],
-          ['stack_bytes', formatBytes(r.stack_bytes)],
-          ['spill_stores', num(r.spill_stores)],
-          ['spill_loads', num(r.spill_loads)],
-          ['occupancy', r.occupancy === undefined ? '–'
-            : `${Math.round(r.occupancy * 100)}% · ${num(r.blocks_per_sm)} blocks/SM`]
-        ];
-        for (const [field, text] of cells) {
-          const td = h(doc, 'td', undefined, text);
+        tr.dataset.kernel = r.kernel;
+        for (const [field] of columns) {
+          const td = h(doc, 'td', undefined, r.cells[field] ?? '–');
           td.dataset.field = field;
-          if (field.startsWith('spill') && text !== '0' && text !== '–') {
-            td.classList.add('gpulab-warn');
-          }
+          td.classList.toggle('gpulab-warn', r.warn.includes(field));
           tr.appendChild(td);
         }
         tbody.appendChild(tr);
@@ -971,23 +910,17 @@ export class BuildView implements IPaneHost {
       header.appendChild(wrap);
     }
 
-    // Stage timings.
-    const timings = Object.entries(b.timings ?? {});
-    if (timings.length) {
+    // Stage timings, `total` last.
+    if (model.timings.length) {
       const t = h(doc, 'div', 'gpulab-timings');
       t.appendChild(h(doc, 'span', 'gpulab-timings-label', 'stages'));
-      let total = 0;
-      for (const [stage, s] of timings) {
-        total += s;
-        const e = h(doc, 'span', 'gpulab-timing');
+      for (const [stage, text] of model.timings) {
+        const e = h(doc, 'span', stage === 'total' ? 'gpulab-timing gpulab-timing-total' : 'gpulab-timing');
         e.dataset.stage = stage;
-        e.append(h(doc, 'span', 'gpulab-timing-stage', stage), doc.createTextNode(' '), h(doc, 'span', 'gpulab-timing-value', formatSeconds(s)));
+        e.append(h(doc, 'span', 'gpulab-timing-stage', stage), doc.createTextNode(' '),
+          h(doc, 'span', 'gpulab-timing-value', text));
         t.appendChild(e);
       }
-      const e = h(doc, 'span', 'gpulab-timing gpulab-timing-total');
-      e.dataset.stage = 'total';
-      e.append(h(doc, 'span', 'gpulab-timing-stage', 'total'), doc.createTextNode(' '), h(doc, 'span', 'gpulab-timing-value', formatSeconds(total)));
-      t.appendChild(e);
       header.appendChild(t);
     }
 

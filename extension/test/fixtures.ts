@@ -1,5 +1,5 @@
 /** Bundles shaped like docs/bundle.md, for the tests. */
-import type { IBundle } from '../src/bundle';
+import type { IBundle, IHeader } from '../src/bundle';
 
 export const PY = 'def add(a: f32, b: f32) -> f32:\n    return a + b\n';
 
@@ -32,6 +32,31 @@ export function sassText(n = 20): string {
   return lines.join('\n') + '\n';
 }
 
+/** A header model as gpulab makes one (gpulab.compiler.bundle.header_of), for a build with `lto` and `calls`. */
+export function exampleHeader(lto = true, calls = 0, title = 'add'): IHeader {
+  return {
+    title,
+    chips: [
+      { field: 'primitive', text: 'reduce', title: 'primitive', tone: '' },
+      { field: 'target', text: 'sm_90', title: 'target architecture', tone: '' },
+      { field: 'lto', text: lto ? 'LTO on' : 'LTO off', title: '', tone: lto ? 'on' : 'off' },
+      { field: 'sass_instructions', text: '412 SASS instructions', title: 'SASS instructions', tone: '' },
+      { field: 'sass_calls', text: `${calls} CALLs`, title: 'CALL instructions in the SASS', tone: calls ? 'warn' : '' },
+      { field: 'key', text: 'key 3f9a012345', title: 'cache key 3f9a0123456789', tone: '' }
+    ],
+    options: 'lineinfo=on fma=on',
+    kernels: {
+      columns: [['kernel', 'kernel'], ['registers', 'registers'], ['shared_bytes', 'shared'], ['spill_stores', 'spill stores']],
+      rows: [{
+        kernel: 'gpulab_reduce_partials',
+        cells: { kernel: 'gpulab_reduce_partials', registers: '32', shared_bytes: '128 B', spill_stores: '0' },
+        warn: []
+      }]
+    },
+    timings: [['nvrtc', '31.0 ms'], ['link', '54.0 ms'], ['total', '85.0 ms']]
+  };
+}
+
 export function exampleBundle(overrides: Partial<IBundle> = {}): IBundle {
   return {
     version: 1,
@@ -53,17 +78,8 @@ export function exampleBundle(overrides: Partial<IBundle> = {}): IBundle {
       ptx: { '57': ['py:2', 'cu:42'] },
       sass: { '12': ['py:2', 'cu:42'], '13': ['cu:40'] }
     },
-    resources: {
-      gpulab_reduce_partials: {
-        registers: 32,
-        shared_bytes: 128,
-        stack_bytes: 0,
-        spill_stores: 0,
-        spill_loads: 0
-      }
-    },
-    timings: { check: 0.0004, frontend: 0.012, codegen: 0.0003, nvrtc: 0.031, link: 0.054, disasm: 0.021 },
     stats: { sass_instructions: 412, sass_calls: 0, ptx_lines: 380 },
+    header: exampleHeader(),
     compare: null,
     ...overrides
   };

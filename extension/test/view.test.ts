@@ -7,11 +7,10 @@ import {
   BuildView,
   CHUNK_LINES,
   EAGER_LINES,
-  MAX_RENDERED_CHUNKS,
-  formatBytes,
-  formatSeconds
+  MAX_RENDERED_CHUNKS
 } from '../src/view';
-import { exampleBundle, sassText } from './fixtures';
+import { exampleBundle, exampleHeader, sassText } from './fixtures';
+import golden from './golden-bundle.json';
 
 let view: BuildView;
 
@@ -110,11 +109,12 @@ describe('BuildView', () => {
 
   it('shows every bundle string as text, never as HTML', () => {
     const evil = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
-    const b = exampleBundle({ name: evil, primitive: evil, target: evil });
+    const b = exampleBundle({ name: evil, primitive: evil, target: evil, header: exampleHeader(true, 0, evil) });
     b.panes[0].text = `${evil}\n`;
     b.panes[0].title = evil;
-    b.resources = { [evil]: { registers: 1 } };
-    b.timings = { [evil]: 0.001 };
+    b.header.chips[0].text = evil;
+    b.header.kernels.rows[0].cells.kernel = evil;
+    b.header.timings = [[evil, evil]];
     view.render(b);
     expect(view.node.querySelectorAll('img, script').length).toBe(0);
     expect(q('.gpulab-name')?.textContent).toBe(evil);
@@ -127,7 +127,8 @@ describe('BuildView', () => {
     expect(q('.gpulab-name')?.textContent).toBe('add');
     expect(q('[data-field="primitive"]')?.textContent).toBe('reduce');
     expect(q('[data-field="target"]')?.textContent).toBe('sm_90');
-    expect(q('.gpulab-lto')?.textContent).toBe('LTO on');
+    expect(q('[data-field="lto"]')?.textContent).toBe('LTO on');
+    expect(q('[data-field="lto"]')?.dataset.tone).toBe('on');
     expect(q('[data-field="sass_instructions"]')?.textContent).toBe('412 SASS instructions');
     expect(q('[data-field="sass_calls"]')?.textContent).toBe('0 CALLs');
     const row = q('tr[data-kernel="gpulab_reduce_partials"]')!;
@@ -140,7 +141,7 @@ describe('BuildView', () => {
   });
 
   it('toggles to the compare build and back', () => {
-    const other = exampleBundle({ lto: false, stats: { sass_instructions: 500, sass_calls: 7 } });
+    const other = exampleBundle({ lto: false, stats: { sass_instructions: 500, sass_calls: 7 }, header: exampleHeader(false, 7) });
     other.panes[3].text = sassText(30);
     const b = exampleBundle({ compare: other });
     view.render(b);
@@ -150,8 +151,9 @@ describe('BuildView', () => {
     buttons[1].click();
     expect(view.variant).toBe('compare');
     expect(view.node.dataset.variant).toBe('compare');
-    expect(q('.gpulab-lto')?.textContent).toBe('LTO off');
+    expect(q('[data-field="lto"]')?.textContent).toBe('LTO off');
     expect(q('[data-field="sass_calls"]')?.textContent).toBe('7 CALLs');
+    expect(q('[data-field="sass_calls"]')?.dataset.tone).toBe('warn');
     expect(qa('.gpulab-pane[data-pane="sass"] .gpulab-line').length).toBe(30);
     expect(q('.gpulab-variant[data-variant="compare"]')?.getAttribute('aria-pressed')).toBe('true');
     (q('.gpulab-variant[data-variant="main"]') as HTMLElement).click();
@@ -256,13 +258,30 @@ describe('BuildView', () => {
   });
 });
 
-describe('formatting', () => {
-  it('formats seconds and bytes', () => {
-    expect(formatSeconds(0.0004)).toBe('0.40 ms');
-    expect(formatSeconds(0.012)).toBe('12.0 ms');
-    expect(formatSeconds(1.5)).toBe('1.50 s');
-    expect(formatBytes(128)).toBe('128 B');
-    expect(formatBytes(4096)).toBe('4.0 KiB');
-    expect(formatBytes(undefined)).toBe('–');
+describe('the golden bundle (a real build; tests/golden/golden_bundle.py)', () => {
+  it('shows every field of its header model, and of the compared build', () => {
+    view.render(golden);
+    const texts = (el: Element | null): string => el?.textContent ?? '';
+    for (const variant of ['main', 'compare']) {
+      const model = variant === 'main' ? golden.header : golden.compare.header;
+      if (variant === 'compare') {
+        (q('.gpulab-variant[data-variant="compare"]') as HTMLElement).click();
+      }
+      expect(texts(q('.gpulab-name'))).toBe(model.title);
+      for (const chip of model.chips) {
+        expect(texts(q(`.gpulab-chip[data-field="${chip.field}"]`))).toBe(chip.text);
+      }
+      expect(texts(q('.gpulab-options'))).toBe(model.options);
+      expect(qa('.gpulab-resources th').map(texts)).toEqual(model.kernels.columns.map(c => c[1]));
+      for (const row of model.kernels.rows) {
+        for (const [field, text] of Object.entries(row.cells)) {
+          expect(texts(q(`tr[data-kernel="${row.kernel}"] [data-field="${field}"]`))).toBe(text);
+        }
+      }
+      for (const [stage, text] of model.timings) {
+        expect(texts(q(`[data-stage="${stage}"] .gpulab-timing-value`))).toBe(text);
+      }
+    }
+    expect(texts(q('[data-field="occupancy_limit"]'))).toBe(golden.compare.resources.gpulab_reduce.occupancy_limit);
   });
 });

@@ -1,4 +1,10 @@
-"""A build as the view's JSON bundle (``docs/bundle.md``): what every renderer of a build reads."""
+"""A build as the view's JSON bundle (``docs/bundle.md``): what every renderer of a build reads.
+
+The bundle carries its header as a model (``header``): the chips, the kernel
+table and the stage timings as text, already formatted. The HTML and text
+renderings (``gpulab.display``) and the JupyterLab extension draw that model
+and compute nothing of their own, so a field added here shows everywhere.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dic
     texts = {"python": build.python_source, "cuda": build.source, "ptx": build.ptx, "sass": build.sass}
     first_lines = {"python": build.python_first_line}
     links = build.line_map.links(build.python_source, build.source)
-    return {
+    bundle = {
         "version": VERSION,
         "name": build.name,
         "primitive": build.primitive,
@@ -53,9 +59,99 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dic
                   "operator_calls": build.operator_calls, "ptx_lines": len(build.ptx.splitlines())},
         "compare": bundle_of(compare, panes=panes) if compare is not None else None,
     }
+    bundle["header"] = header_of(bundle)
+    return bundle
 
 
 def _with_occupancy(build, resources) -> dict:
     """A kernel's resources, with its theoretical occupancy on the build's target."""
     found = occupancy(build.target, build.geometry.block_threads, resources.registers, resources.shared_bytes)
     return {**resources.as_dict(), **found.as_dict()}
+
+
+KERNEL_COLUMNS = (("kernel", "kernel"), ("registers", "registers"), ("shared_bytes", "shared"),
+                  ("stack_bytes", "stack"), ("spill_stores", "spill stores"), ("spill_loads", "spill loads"),
+                  ("occupancy", "occupancy"), ("occupancy_limit", "limited by"))
+"""The header's kernel table: (field, column title)."""
+
+
+def header_of(bundle: dict) -> dict:
+    """The header model of a bundle: what every renderer shows above the panes, as text.
+
+    Returns
+    -------
+    dict
+        ``title``; ``chips`` (``field``, ``text``, ``title``, ``tone`` of
+        ``on``, ``off``, ``warn`` or ``""``); ``options`` (one line);
+        ``kernels`` (``columns`` of ``[field, title]``, ``rows`` of ``kernel``,
+        ``cells`` by field and the fields to ``warn`` about); ``timings``
+        (``[stage, text]`` in pipeline order, ``total`` last).
+    """
+    stats, lto = bundle["stats"], bundle["lto"]
+    chips = [
+        _chip("primitive", bundle["primitive"], "primitive"),
+        _chip("target", bundle["target"], "target architecture"),
+        _chip("lto", "LTO on" if lto else "LTO off",
+              "linked with link-time optimisation" if lto else "PTX-linked (no LTO)", "on" if lto else "off"),
+        _chip("sass_instructions", _count(stats["sass_instructions"], "SASS instruction"), "SASS instructions"),
+        _chip("sass_calls", _count(stats["sass_calls"], "CALL"), "CALL instructions in the SASS",
+              "warn" if stats["sass_calls"] else ""),
+        _chip("ptx_lines", _count(stats["ptx_lines"], "PTX line"), "lines of the linked PTX"),
+        _chip("key", f"key {bundle['key'][:10]}", f"cache key {bundle['key']}"),
+    ]
+    rows = [{"kernel": name, "cells": _kernel_cells(name, resources),
+             "warn": [field for field in ("spill_stores", "spill_loads") if resources.get(field)]}
+            for name, resources in bundle["resources"].items()]
+    timings = [[stage, _stage_time(seconds)] for stage, seconds in bundle["timings"].items()]
+    if timings:
+        timings.append(["total", _stage_time(sum(bundle["timings"].values()))])
+    return {"title": bundle["name"], "chips": chips, "options": _options_line(bundle["options"]),
+            "kernels": {"columns": [list(column) for column in KERNEL_COLUMNS], "rows": rows}, "timings": timings}
+
+
+def _chip(field: str, text: str, title: str, tone: str = "") -> dict:
+    return {"field": field, "text": text, "title": title, "tone": tone}
+
+
+def _count(n: int, one: str) -> str:
+    return f"{n} {one}{'' if n == 1 else 's'}"
+
+
+def _kernel_cells(name: str, resources: dict) -> dict:
+    def number(field):
+        value = resources.get(field)
+        return "–" if value is None else str(value)
+
+    return {"kernel": name, "registers": number("registers"), "shared_bytes": _bytes(resources.get("shared_bytes")),
+            "stack_bytes": _bytes(resources.get("stack_bytes")), "spill_stores": number("spill_stores"),
+            "spill_loads": number("spill_loads"),
+            "occupancy": f"{resources['occupancy']:.0%} · {resources['blocks_per_sm']} blocks/SM",
+            "occupancy_limit": resources["occupancy_limit"]}
+
+
+def _bytes(n) -> str:
+    if n is None:
+        return "–"
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+
+
+def _stage_time(seconds: float) -> str:
+    """``"0.40 ms"``, ``"12.0 ms"``, ``"1.50 s"``."""
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    ms = seconds * 1000
+    return f"{ms:.1f} ms" if ms >= 10 else f"{ms:.2f} ms"
+
+
+def _options_line(options: dict) -> str:
+    """The options other than ``lto`` (a chip already) as ``name=value`` words; iota as the inputs it is."""
+    words = []
+    for name, value in options.items():
+        if name == "lto":
+            continue
+        if name == "iota":
+            value = ",".join(str(i) for i, is_iota in enumerate(value) if is_iota) or "none"
+        elif isinstance(value, bool):
+            value = "on" if value else "off"
+        words.append(f"{name}={value}")
+    return " ".join(words)

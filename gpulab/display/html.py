@@ -18,7 +18,6 @@ from pygments.token import STANDARD_TYPES
 
 from gpulab.display.lexers import tokens_by_line
 from gpulab.display.palette import colour_of
-from gpulab.display.text import format_ms, lto_label, occupancy_label, total_seconds
 
 __all__ = ["render_html", "highlight_line"]
 
@@ -193,68 +192,46 @@ def _render_panes(bundle: dict, panes: list, ns: dict[str, str]) -> str:
     return f'<div class="gl-grid" style="grid-template-columns:{columns}">{body}</div>'
 
 
-def _chip(text: str, cls: str = "") -> str:
-    """A small rounded label."""
-    return f'<span class="gl-chip{" " + cls if cls else ""}">{_esc(text)}</span>'
+_TONES = {"on": " gl-on", "off": " gl-off", "warn": " gl-warn"}
 
 
-def _render_stats(bundle: dict) -> str:
-    """Resources per kernel, SASS counts and stage timings of one build."""
+def _render_chips(header: dict) -> str:
+    """The header's chips: small rounded labels, each with its title as a tooltip."""
+    return "".join(
+        f'<span class="gl-chip{_TONES.get(chip.get("tone"), "")}" data-field="{_esc(chip.get("field", ""))}" '
+        f'title="{_esc(chip.get("title", ""))}">{_esc(chip.get("text", ""))}</span>'
+        for chip in header.get("chips") or [] if isinstance(chip, dict))
+
+
+def _render_stats(header: dict) -> str:
+    """The header's kernel table and stage timings."""
     parts = []
-    resources = bundle.get("resources") or {}
-    if resources:
-        cells = ['<span class="gl-th">kernel</span><span class="gl-th">registers</span>'
-                 '<span class="gl-th">shared B</span><span class="gl-th">stack B</span>'
-                 '<span class="gl-th">spills st/ld</span><span class="gl-th">occupancy</span>']
-        for kernel, res in resources.items():
-            res = res if isinstance(res, dict) else {}
-            spills = (res.get("spill_stores", 0) or 0, res.get("spill_loads", 0) or 0)
-            warn = " gl-warn" if any(_int(s, 0) > 0 for s in spills) else ""
-            cells.append(
-                f'<span class="gl-kn" title="{_esc(kernel)}">{_esc(kernel)}</span>'
-                f'<span>{_esc(res.get("registers", "?"))}</span>'
-                f'<span>{_esc(res.get("shared_bytes", "?"))}</span>'
-                f'<span>{_esc(res.get("stack_bytes", "?"))}</span>'
-                f'<span class="gl-sp{warn}">{_esc(spills[0])} / {_esc(spills[1])}</span>'
-                + _occupancy_cell(res)
-            )
-        parts.append(f'<div class="gl-res">{"".join(cells)}</div>')
-    stats = bundle.get("stats") or {}
-    calls = stats.get("sass_calls", "?")
-    flag = ' class="gl-warn"' if _int(calls, 0) > 0 else ""
-    line = (f'SASS <b>{_esc(stats.get("sass_instructions", "?"))}</b> instructions · '
-            f"<b{flag}>{_esc(calls)}</b> CALL")
-    if "ptx_lines" in stats:
-        line += f' · PTX <b>{_esc(stats["ptx_lines"])}</b> lines'
-    parts.append(f'<div class="gl-row">{line}</div>')
-    timings = bundle.get("timings") or {}
+    kernels = header.get("kernels") or {}
+    columns, rows = kernels.get("columns") or [], kernels.get("rows") or []
+    if rows:
+        cells = [f'<span class="gl-th">{_esc(title)}</span>' for _, title in columns]
+        for row in rows:
+            values, warn = row.get("cells") or {}, set(row.get("warn") or [])
+            for field, _ in columns:
+                cls = "gl-kn" if field == "kernel" else ("gl-warn" if field in warn else "")
+                cells.append(f'<span class="{cls}" data-field="{_esc(field)}">{_esc(values.get(field, "–"))}</span>')
+        parts.append(f'<div class="gl-res" style="grid-template-columns:minmax(0,max-content) '
+                     f'repeat({max(len(columns) - 1, 1)},max-content)">{"".join(cells)}</div>')
+    timings = header.get("timings") or []
     if timings:
-        stages = " · ".join(f"{_esc(k)} {_esc(format_ms(v))}" for k, v in timings.items())
-        parts.append(f'<div class="gl-row">build <b>{_esc(format_ms(total_seconds(timings)))} ms</b>'
-                     f' <span class="gl-muted">({stages} ms)</span></div>')
+        stages = " · ".join(f"{_esc(stage)} {_esc(text)}" for stage, text in timings)
+        parts.append(f'<div class="gl-row"><span class="gl-muted">stages</span> {stages}</div>')
     return "".join(parts)
 
 
-def _occupancy_cell(res: dict) -> str:
-    """``75% · 6 blocks``, with what limits it as a tooltip (``–`` for a target gpulab has no limits for)."""
-    if "occupancy" not in res:
-        return '<span class="gl-muted">–</span>'
-    title = f'blocks per SM limited by {res.get("occupancy_limit", "?")}'
-    return (f'<span title="{_esc(title)}">{_esc(occupancy_label(res))}</span>')
-
-
 def _render_header(bundle: dict) -> str:
-    """Name, primitive, target, LTO and options, then the stats."""
-    chips = [_chip(str(bundle[k])) for k in ("primitive", "target") if bundle.get(k)]
-    chips.append(_chip(lto_label(bundle), "gl-on" if bundle.get("lto") else "gl-off"))
-    options = bundle.get("options") or {}
-    flags = " ".join(f"{k}={'on' if v is True else 'off' if v is False else v}"
-                     for k, v in options.items() if k != "lto")
-    opt = f'<span class="gl-muted">{_esc(flags)}</span>' if flags else ""
-    key = f' title="key {_esc(bundle["key"])}"' if bundle.get("key") else ""
-    return (f'<div class="gl-h"><div class="gl-title"><span class="gl-name"{key}>'
-            f'{_esc(bundle.get("name", "?"))}</span>{"".join(chips)}{opt}</div>'
-            f"{_render_stats(bundle)}</div>")
+    """The bundle's header model: title, chips and options, then kernels and timings."""
+    header = bundle.get("header") or {}
+    options = header.get("options")
+    opt = f'<span class="gl-muted">{_esc(options)}</span>' if options else ""
+    return (f'<div class="gl-h"><div class="gl-title"><span class="gl-name">'
+            f'{_esc(header.get("title", bundle.get("name", "?")))}</span>{_render_chips(header)}{opt}</div>'
+            f"{_render_stats(header)}</div>")
 
 
 def _delta(new: Any, old: Any) -> str:
@@ -273,13 +250,13 @@ def _render_compare(bundle: dict, other: dict) -> str:
           for kind, (pane, _) in _SOURCE_NAMES.items()}
     s_new, s_old = other.get("stats") or {}, bundle.get("stats") or {}
     ins, calls = s_new.get("sass_instructions", "?"), s_new.get("sass_calls", "?")
-    summary = (f'Compared build: <b>{_esc(lto_label(other))}</b> · SASS {_esc(ins)}'
+    summary = (f'Compared build: <b>{"LTO on" if other.get("lto") else "LTO off"}</b> · SASS {_esc(ins)}'
                f'{_esc(_delta(ins, s_old.get("sass_instructions")))} instructions · '
                f'{_esc(calls)}{_esc(_delta(calls, s_old.get("sass_calls")))} CALL')
     body = (_render_panes(other, panes, ns) if panes
             else '<div class="gl-muted">All panes are the same as above.</div>')
     return (f'<details class="gl-cmp"><summary>{summary}</summary>'
-            f'<div class="gl-h">{_render_stats(other)}</div>{body}</details>')
+            f'{_render_header(other)}{body}</details>')
 
 
 def _pane_text(bundle: dict, pane_id: str) -> Any:
@@ -363,8 +340,7 @@ _CSS = (
 & .gl-chip.gl-on{color:var(--gl-ok);border-color:var(--gl-ok)}
 & .gl-chip.gl-off{color:var(--gl-warn);border-color:var(--gl-warn)}
 & .gl-muted{color:var(--gl-muted);font-size:12px}
-& .gl-res{display:grid;grid-template-columns:minmax(0,max-content) repeat(5,max-content);
- column-gap:16px;font-size:12px;margin:2px 0 4px 0}
+& .gl-res{display:grid;column-gap:16px;font-size:12px;margin:2px 0 4px 0}
 & .gl-res>span{text-align:right;font-variant-numeric:tabular-nums}
 & .gl-res>span.gl-kn{text-align:left;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;
  font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}

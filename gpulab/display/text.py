@@ -1,10 +1,8 @@
-"""The ``text/plain`` summary of a build bundle (see ``docs/bundle.md``)."""
+"""The ``text/plain`` summary of a build bundle (see ``docs/bundle.md``): its header model, as lines."""
 
 from __future__ import annotations
 
-from typing import Any
-
-__all__ = ["render_text", "format_ms", "lto_label", "total_seconds", "resource_summary"]
+__all__ = ["render_text", "header_lines"]
 
 _HINT = (
     "(The side-by-side Python / CUDA C++ / PTX / SASS view needs a notebook "
@@ -12,92 +10,34 @@ _HINT = (
 )
 
 
-def format_ms(seconds: Any) -> str:
-    """Format a duration in seconds as milliseconds with sensible precision.
+def header_lines(header: dict, indent: str = "") -> list[str]:
+    """Every field of a header model as lines of text.
 
     Parameters
     ----------
-    seconds : float
-        Duration in seconds; anything that is not a number gives ``"?"``.
+    header : dict
+        A bundle's ``header`` (made by :func:`gpulab.compiler.bundle.header_of`).
+    indent : str
+        Put in front of each line after the first.
 
     Returns
     -------
-    str
-        E.g. ``"0.40"``, ``"12.0"`` or ``"118"`` (no unit).
+    list of str
+        The title and chips; the options; one line per kernel, each cell
+        named by its column; the stage timings.
     """
-    try:
-        ms = float(seconds) * 1000.0
-    except (TypeError, ValueError):
-        return "?"
-    if ms >= 100:
-        return f"{ms:.0f}"
-    if ms >= 1:
-        return f"{ms:.1f}"
-    return f"{ms:.2f}"
-
-
-def lto_label(bundle: dict) -> str:
-    """Return ``"LTO on"`` or ``"LTO off"`` for a bundle."""
-    return "LTO on" if bundle.get("lto") else "LTO off"
-
-
-def total_seconds(timings: Any) -> float:
-    """Sum the numeric stage timings of a bundle, in seconds."""
-    if not isinstance(timings, dict):
-        return 0.0
-    return sum(float(v) for v in timings.values() if isinstance(v, (int, float)))
-
-
-def resource_summary(res: Any) -> str:
-    """Describe one kernel's resources on one line.
-
-    Parameters
-    ----------
-    res : dict
-        ``{"registers", "shared_bytes", "stack_bytes", "spill_stores",
-        "spill_loads"}``; missing entries print as ``?``.
-
-    Returns
-    -------
-    str
-        E.g. ``"32 registers, 128 B shared, 0 B stack, spills 0 st / 0 ld"``.
-    """
-    res = res if isinstance(res, dict) else {}
-
-    def get(name: str) -> Any:
-        return res.get(name, "?")
-
-    summary = (
-        f"{get('registers')} registers, {get('shared_bytes')} B shared, "
-        f"{get('stack_bytes')} B stack, "
-        f"spills {get('spill_stores')} st / {get('spill_loads')} ld"
-    )
-    if "occupancy" in res:
-        summary += f", occupancy {occupancy_label(res)} (limited by {res.get('occupancy_limit', '?')})"
-    return summary
-
-
-def occupancy_label(res: dict) -> str:
-    """A kernel's theoretical occupancy as ``"75% · 6 blocks/SM"``."""
-    return f"{res['occupancy']:.0%} · {res.get('blocks_per_sm', '?')} blocks/SM"
-
-
-def _build_lines(bundle: dict, indent: str) -> list[str]:
-    """Resource, instruction and timing lines for one build."""
-    lines = []
-    resources = bundle.get("resources") or {}
-    for kernel, res in resources.items():
-        lines.append(f"{indent}kernel {kernel}: {resource_summary(res)}")
-    stats = bundle.get("stats") or {}
-    lines.append(
-        f"{indent}SASS: {stats.get('sass_instructions', '?')} instructions, "
-        f"{stats.get('sass_calls', '?')} CALL"
-        + (f"; PTX: {stats['ptx_lines']} lines" if "ptx_lines" in stats else "")
-    )
-    timings = bundle.get("timings") or {}
-    if timings:
-        stages = ", ".join(f"{k} {format_ms(v)}" for k, v in timings.items())
-        lines.append(f"{indent}build: {format_ms(total_seconds(timings))} ms ({stages})")
+    chips = ", ".join(chip["text"] for chip in header.get("chips", []))
+    lines = [f"{header.get('title', '?')} ({chips})"]
+    if header.get("options"):
+        lines.append(f"{indent}  options: {header['options']}")
+    kernels = header.get("kernels") or {}
+    columns = kernels.get("columns", [])
+    for row in kernels.get("rows", []):
+        cells = row.get("cells", {})
+        described = ", ".join(f"{title} {cells.get(field, '–')}" for field, title in columns if field != "kernel")
+        lines.append(f"{indent}  kernel {row.get('kernel', '?')}: {described}")
+    if header.get("timings"):
+        lines.append(f"{indent}  stages: " + ", ".join(f"{stage} {text}" for stage, text in header["timings"]))
     return lines
 
 
@@ -112,19 +52,14 @@ def render_text(bundle: dict) -> str:
     Returns
     -------
     str
-        Several lines: name, primitive, target and LTO; per-kernel
-        registers and spills; SASS instruction and ``CALL`` counts; total
-        build time; the compared build, if any; and a hint that the rich
+        Its header (and the compared build's), then a hint that the rich
         view needs a notebook.
     """
-    head = ", ".join(
-        str(x) for x in (bundle.get("primitive"), bundle.get("target"), lto_label(bundle)) if x
-    )
-    lines = [f"gpulab build: {bundle.get('name', '?')} ({head})"]
-    lines += _build_lines(bundle, "  ")
+    header = header_lines(bundle.get("header") or {})
+    lines = [f"gpulab build: {header[0]}", *header[1:]]
     other = bundle.get("compare")
     if isinstance(other, dict):
-        lines.append(f"  compared build ({lto_label(other)}):")
-        lines += _build_lines(other, "    ")
+        compared = header_lines(other.get("header") or {}, "  ")
+        lines += [f"  compared build: {compared[0]}", *compared[1:]]
     lines.append(_HINT)
     return "\n".join(lines)

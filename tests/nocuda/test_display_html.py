@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 import pytest
 from pygments.token import Comment, Error, Keyword, Name, Number
 
+from gpulab.compiler.bundle import header_of
 from gpulab.display.html import render_html
 from gpulab.display.lexers import PtxLexer, SassLexer, lexer_for, tokens_by_line
 from gpulab.display.palette import PALETTE, colour_of
@@ -133,7 +134,7 @@ def _sass_links() -> dict:
 
 
 def _make_bundle(lto: bool = True) -> dict:
-    return {
+    bundle = {
         "version": 1,
         "name": "add",
         "primitive": "map",
@@ -155,12 +156,15 @@ def _make_bundle(lto: bool = True) -> dict:
             "sass": _sass_links(),
         },
         "resources": {"gpulab_map": {"registers": 16 if lto else 24, "shared_bytes": 0, "stack_bytes": 0,
-                                     "spill_stores": 0 if lto else 4, "spill_loads": 0 if lto else 2}},
+                                     "spill_stores": 0 if lto else 4, "spill_loads": 0 if lto else 2,
+                                     "blocks_per_sm": 8, "occupancy": 1.0, "occupancy_limit": "threads"}},
         "timings": {"check": 0.0004, "frontend": 0.012, "codegen": 0.0003, "nvrtc": 0.031,
                     "link": 0.054, "disasm": 0.021},
         "stats": {"sass_instructions": 15 if lto else 19, "sass_calls": 1 if lto else 3, "ptx_lines": 36},
         "compare": None,
     }
+    bundle["header"] = header_of(bundle)
+    return bundle
 
 
 @pytest.fixture
@@ -242,14 +246,16 @@ def test_bundle_text_is_escaped(bundle):
     bundle["name"] = '<img src=x onerror="alert(1)">'
     bundle["panes"][0]["title"] = "<b>Py</b>"
     bundle["resources"] = {"k<i>": {"registers": "<u>", "shared_bytes": 0, "stack_bytes": 0,
-                                    "spill_stores": 0, "spill_loads": 0}}
+                                    "spill_stores": 0, "spill_loads": 0, "blocks_per_sm": 1, "occupancy": 0.5,
+                                    "occupancy_limit": "<s>"}}
     bundle["timings"] = {"<em>": 0.001}
     bundle["links"]["python"]["0"] = ['py:1"><script>x()</script>']
+    bundle["header"] = header_of(bundle)
     out = render_html(bundle)
     parsed = _parse(out)
     assert len(parsed.scripts) == 1, "only the renderer's own script"
     assert "alert" not in parsed.scripts[0]
-    for raw in ('<script>alert("py")', "</div><script>alert", "<img", "<b>Py", "k<i>", "<u>", "<em>", "<script>x()"):
+    for raw in ('<script>alert("py")', "</div><script>alert", "<img", "<b>Py", "k<i>", "<u>", "<s>", "<em>", "<script>x()"):
         assert raw not in out
     assert "&lt;script&gt;alert(&quot;py&quot;)&lt;/script&gt;" in out
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in out
@@ -331,8 +337,8 @@ def test_header_stats(bundle):
     out = render_html(bundle)
     text = html.unescape(re.sub(r"<style>.*?</style>|<script>.*?</script>|<[^>]+>", " ", out, flags=re.S))
     words = " ".join(text.split())
-    for expected in ("add", "map", "sm_90", "LTO on", "gpulab_map", "registers", "spills",
-                     "SASS 15 instructions", "1 CALL", "build 119 ms", "nvrtc 31.0", "link 54.0"):
+    for expected in ("add", "map", "sm_90", "LTO on", "gpulab_map", "registers", "spill stores", "limited by", "threads",
+                     "15 SASS instructions", "1 CALL", "total 118.7 ms", "nvrtc 31.0 ms", "link 54.0 ms"):
         assert expected in words
     assert "<details" not in out
 
@@ -340,8 +346,9 @@ def test_header_stats(bundle):
 def test_spills_and_calls_are_flagged():
     b = _make_bundle(lto=False)
     out = render_html(b)
-    assert re.search(r'class="gl-sp gl-warn">4 / 2<', out)
-    assert re.search(r'<b class="gl-warn">3</b> CALL', out)
+    assert re.search(r'class="gl-warn" data-field="spill_stores">4<', out)
+    assert re.search(r'class="gl-warn" data-field="spill_loads">2<', out)
+    assert re.search(r'class="gl-chip gl-warn" data-field="sass_calls" [^>]*>3 CALLs<', out)
 
 
 def test_compare_section(bundle_with_compare):
@@ -358,7 +365,7 @@ def test_compare_section(bundle_with_compare):
     assert any("CALL.ABS.NOINC" in r["code"] for r in rows)
     assert any(r["attrs"].get("style") == f"background-color:{colour_of(2)}" for r in rows)
     details = out[out.index("<details"):]
-    assert re.search(r'class="gl-sp gl-warn">4 / 2<', details)
+    assert re.search(r'class="gl-warn" data-field="spill_stores">4<', details)
 
 
 def test_fragment_is_self_contained_and_scoped(bundle):
@@ -485,12 +492,12 @@ def test_render_text(bundle_with_compare):
     text = render_text(bundle_with_compare)
     first = text.splitlines()[0]
     assert "add" in first and "map" in first and "sm_90" in first and "LTO on" in first
-    assert "kernel gpulab_map: 16 registers" in text
-    assert "spills 0 st / 0 ld" in text
-    assert "SASS: 15 instructions, 1 CALL" in text
-    assert "build: 119 ms" in text
-    assert "compared build (LTO off)" in text
-    assert "24 registers" in text and "spills 4 st / 2 ld" in text and "3 CALL" in text
+    assert "kernel gpulab_map: registers 16" in text
+    assert "spill stores 0, spill loads 0" in text
+    assert "15 SASS instructions, 1 CALL" in text
+    assert "total 118.7 ms" in text
+    assert "compared build: add (map, sm_90, LTO off" in text
+    assert "registers 24" in text and "spill stores 4, spill loads 2" in text and "3 CALLs" in text
     assert "notebook" in text.splitlines()[-1]
 
 

@@ -44,4 +44,4 @@ def test_the_view_shows_each_kernels_occupancy():
     assert resources["occupancy_limit"] == "threads"
     view = BuildView(bundle_of(gpulab.compile("reduce", add, target="sm_90")))
     assert "100% · 8 blocks/SM" in view._repr_mimebundle_()["text/html"]
-    assert "occupancy 100% · 8 blocks/SM (limited by threads)" in view._repr_mimebundle_()["text/plain"]
+    assert "occupancy 100% · 8 blocks/SM, limited by threads" in view._repr_mimebundle_()["text/plain"]
