@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml extension/package.json $(wildcard extension/src/*.ts ex
 # Jupyter refuses to run as root unless told (containers and CI machines run as root).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
+# LAB_ARGS go to Jupyter (e.g. LAB_ARGS="--port 8890 --no-browser"), as PYTEST_ARGS go to pytest.
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/
+	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -49,6 +49,11 @@ export interface IHeader {
   };
   /** [stage, text] in pipeline order, `total` last. */
   timings: [string, string][];
+  /**
+   * Where a cached build came from ("from the disk cache (built in 1.80 s on ...)"), shown instead of
+   * its timings, which are of its first build; null for a build made just now.
+   */
+  build: string | null;
 }
 
 export interface IBundle {
@@ -177,6 +182,7 @@ export function normalizeHeader(data: unknown, name: string): IHeader {
     chips,
     options: str(header.options),
     kernels: { columns: pairs(kernels.columns), rows },
-    timings: pairs(header.timings)
+    timings: pairs(header.timings),
+    build: typeof header.build === 'string' && header.build ? header.build : null
   };
 }

@@ -26,6 +26,12 @@ export const EAGER_LINES = 2000;
  * chunks farthest from the visible window are emptied again.
  */
 export const MAX_RENDERED_CHUNKS = 30;
+/** Rows of the strip beside a pane's scrollbar that marks where its linked lines are. */
+const MARK_ROWS = 400;
+/** Narrowest a pane may be dragged to, in pixels. */
+const MIN_PANE_PX = 120;
+/** Pixels a splitter moves per arrow key. */
+const SPLIT_STEP_PX = 24;
 /** Panes with more lines than this debounce typing in their search box. */
 const SEARCH_DEBOUNCE_LINES = 5000;
 
@@ -94,6 +100,11 @@ export class PaneView {
   private readonly _searchInput: HTMLInputElement;
   private readonly _searchCount: HTMLElement;
   private readonly _copyButton: HTMLButtonElement;
+  private readonly _nav: HTMLElement;
+  private readonly _navCount: HTMLElement;
+  private readonly _marks: HTMLElement;
+  private _linkedOrder: number[] = [];
+  private _linkedAt = -1;
 
   constructor(doc: Doc, pane: IPane, host: IPaneHost) {
     this._doc = doc;
@@ -114,7 +125,8 @@ export class PaneView {
         widest = l.length;
       }
     }
-    node.style.flexGrow = String(Math.min(80, Math.max(40, widest)));
+    // And room for the longest line where there is some: a short Python function shows whole.
+    node.style.flex = `${Math.min(80, Math.max(40, widest))} 1 min(${widest + 8}ch, 36em)`;
     this.node = node;
 
     // Header: title, line count, search box, match count, copy button.
@@ -141,7 +153,23 @@ export class PaneView {
     copy.type = 'button';
     copy.title = `Copy the ${pane.title} text`;
     this._copyButton = copy;
-    header.append(title, count, search, this._searchCount, copy);
+    // Where the lines linked to the selection are: step through them, and see them beside the scrollbar.
+    const nav = h(doc, 'span', 'gpulab-linked-nav');
+    nav.hidden = true;
+    const prev = h(doc, 'button', 'gpulab-linked-prev', '‹');
+    prev.type = 'button';
+    prev.title = 'Previous linked line';
+    prev.setAttribute('aria-label', 'Previous linked line');
+    const next = h(doc, 'button', 'gpulab-linked-next', '›');
+    next.type = 'button';
+    next.title = 'Next linked line';
+    next.setAttribute('aria-label', 'Next linked line');
+    this._navCount = h(doc, 'span', 'gpulab-linked-count');
+    prev.addEventListener('click', () => this.stepLinked(-1));
+    next.addEventListener('click', () => this.stepLinked(1));
+    nav.append(prev, this._navCount, next);
+    this._nav = nav;
+    header.append(title, count, nav, search, this._searchCount, copy);
 
     const scroller = h(doc, 'div', 'gpulab-scroller');
     scroller.tabIndex = 0;
@@ -154,7 +182,12 @@ export class PaneView {
     scroller.appendChild(code);
     this.scroller = scroller;
     this.code = code;
-    node.append(header, scroller);
+    const body = h(doc, 'div', 'gpulab-pane-body');
+    this._marks = h(doc, 'div', 'gpulab-marks');
+    this._marks.setAttribute('aria-hidden', 'true');
+    this._marks.addEventListener('click', this._onMarkClick);
+    body.append(scroller, this._marks);
+    node.append(header, body);
 
     search.addEventListener('input', this._onSearchInput);
     search.addEventListener('keydown', this._onSearchKey);
@@ -197,6 +230,7 @@ export class PaneView {
     this._searchInput.removeEventListener('input', this._onSearchInput);
     this._searchInput.removeEventListener('keydown', this._onSearchKey);
     this._copyButton.removeEventListener('click', this._onCopy);
+    this._marks.removeEventListener('click', this._onMarkClick);
   }
 
   // ---- chunks and lines --------------------------------------------------
@@ -481,6 +515,70 @@ export class PaneView {
       }
     }
     this._linked = next;
+    this._linkedOrder = Array.from(next).sort((a, b) => a - b);
+    this._linkedAt = -1;
+    this._drawMarks();
+  }
+
+  /** Ticks beside the scrollbar where the linked lines are (one per pixel row at most). */
+  private _drawMarks(): void {
+    this._marks.textContent = '';
+    const n = this.lines.length;
+    const order = this._linkedOrder;
+    this._nav.hidden = order.length === 0;
+    this._updateNav();
+    if (order.length === 0 || n === 0) {
+      return;
+    }
+    const rows = new Set<number>();
+    const frag = this._doc.createDocumentFragment();
+    for (const i of order) {
+      const row = Math.floor((i / n) * MARK_ROWS);
+      if (rows.has(row)) {
+        continue;
+      }
+      rows.add(row);
+      const tick = h(this._doc, 'span', 'gpulab-mark-tick');
+      tick.style.top = `${(row / MARK_ROWS) * 100}%`;
+      tick.dataset.line = String(i);
+      frag.appendChild(tick);
+    }
+    this._marks.appendChild(frag);
+  }
+
+  private _onMarkClick = (event: MouseEvent): void => {
+    const tick = (event.target as HTMLElement | null)?.closest?.('.gpulab-mark-tick') as HTMLElement | null;
+    if (tick) {
+      const i = Number(tick.dataset.line);
+      this._linkedAt = this._linkedOrder.indexOf(i);
+      this.scrollToLine(i);
+      this._updateNav();
+    }
+  };
+
+  /** Scroll to the next (`+1`) or previous (`-1`) linked line. */
+  stepLinked(direction: 1 | -1): void {
+    const order = this._linkedOrder;
+    if (order.length === 0) {
+      return;
+    }
+    if (this._linkedAt < 0) {
+      const top = this.visibleRange()?.[0] ?? -1;
+      const after = order.findIndex(i => i > top);
+      this._linkedAt = direction > 0 ? (after < 0 ? 0 : after) : (after <= 0 ? order.length - 1 : after - 1);
+    } else {
+      this._linkedAt = (this._linkedAt + direction + order.length) % order.length;
+    }
+    const line = order[this._linkedAt];
+    this.scrollToLine(line);
+    this._lineEls.forEach(e => e.classList.remove('gpulab-linked-current'));
+    this._lineEls.get(line)?.classList.add('gpulab-linked-current');
+    this._updateNav();
+  }
+
+  private _updateNav(): void {
+    const n = this._linkedOrder.length;
+    this._navCount.textContent = this._linkedAt >= 0 ? `${this._linkedAt + 1}/${n} linked` : `${n} linked`;
   }
 
   /** Lines currently marked as linked. */
@@ -714,6 +812,8 @@ export class BuildView implements IPaneHost {
   private _selection: ISelection | null = null;
   private _pinned = false;
   private _panesEl: HTMLElement | null = null;
+  private readonly _hidden = new Set<string>();
+  private _expanded = false;
 
   constructor(doc: Doc = document) {
     this._doc = doc;
@@ -825,6 +925,7 @@ export class BuildView implements IPaneHost {
     panesEl.addEventListener('mouseleave', this._onMouseLeave);
     panesEl.addEventListener('click', this._onClick);
     this._panesEl = panesEl;
+    this._placeSplitters();
     this.node.appendChild(panesEl);
   }
 
@@ -881,6 +982,7 @@ export class BuildView implements IPaneHost {
       row.appendChild(group);
     }
     header.appendChild(row);
+    header.appendChild(this._layoutBar(b));
 
     // The kernel table: every column of the model.
     const { columns, rows } = model.kernels;
@@ -910,8 +1012,13 @@ export class BuildView implements IPaneHost {
       header.appendChild(wrap);
     }
 
-    // Stage timings, `total` last.
-    if (model.timings.length) {
+    // Stage timings, `total` last; or, for a cached build, where it came from (its timings are of its first build).
+    if (model.build) {
+      const t = h(doc, 'div', 'gpulab-timings gpulab-cached');
+      t.append(h(doc, 'span', 'gpulab-timings-label', 'build'), h(doc, 'span', 'gpulab-provenance', model.build));
+      t.title = 'Stage timings of that build: ' + model.timings.map(([stage, text]) => `${stage} ${text}`).join(', ');
+      header.appendChild(t);
+    } else if (model.timings.length) {
       const t = h(doc, 'div', 'gpulab-timings');
       t.appendChild(h(doc, 'span', 'gpulab-timings-label', 'stages'));
       for (const [stage, text] of model.timings) {
@@ -933,6 +1040,135 @@ export class BuildView implements IPaneHost {
       )
     );
     return header;
+  }
+
+  // ---- layout: which panes show, their widths, expanded -------------------
+
+  /** Pane toggles (show any of them, two at a time, one alone) and the expand button. */
+  private _layoutBar(b: IBundle): HTMLElement {
+    const doc = this._doc;
+    const bar = h(doc, 'div', 'gpulab-layout');
+    const group = h(doc, 'div', 'gpulab-pane-toggles');
+    group.setAttribute('role', 'group');
+    group.setAttribute('aria-label', 'Panes shown');
+    group.appendChild(h(doc, 'span', 'gpulab-timings-label', 'panes'));
+    for (const p of b.panes) {
+      const btn = h(doc, 'button', 'gpulab-pane-toggle', p.title);
+      btn.type = 'button';
+      btn.dataset.pane = p.id;
+      btn.title = `Show or hide the ${p.title} pane`;
+      btn.setAttribute('aria-pressed', String(!this._hidden.has(p.id)));
+      btn.addEventListener('click', () => this.togglePane(p.id));
+      group.appendChild(btn);
+    }
+    const expand = h(doc, 'button', 'gpulab-expand', this._expanded ? 'Restore' : 'Expand');
+    expand.type = 'button';
+    expand.title = 'Fill the window with this view (Esc to restore)';
+    expand.setAttribute('aria-pressed', String(this._expanded));
+    expand.addEventListener('click', () => this.setExpanded(!this._expanded));
+    bar.append(group, expand);
+    return bar;
+  }
+
+  /** Ids of the panes hidden by their toggles. */
+  get hidden(): ReadonlySet<string> {
+    return this._hidden;
+  }
+
+  /** Show or hide pane `id` (the last one shown stays). */
+  togglePane(id: string): void {
+    if (this._hidden.has(id)) {
+      this._hidden.delete(id);
+    } else if (this._panes.filter(p => !this._hidden.has(p.id)).length > 1) {
+      this._hidden.add(id);
+    }
+    for (const p of this._panes) {
+      p.node.hidden = this._hidden.has(p.id);
+    }
+    this.node.querySelectorAll('.gpulab-pane-toggle').forEach(btn => {
+      const e = btn as HTMLElement;
+      e.setAttribute('aria-pressed', String(!this._hidden.has(e.dataset.pane ?? '')));
+    });
+    this._placeSplitters();
+  }
+
+  /** Fill the window with the view, or put it back in its cell. */
+  setExpanded(on: boolean): void {
+    this._expanded = on;
+    this.node.classList.toggle('gpulab-expanded', on);
+    const btn = this.node.querySelector('.gpulab-expand');
+    if (btn) {
+      btn.textContent = on ? 'Restore' : 'Expand';
+      btn.setAttribute('aria-pressed', String(on));
+    }
+  }
+
+  get expanded(): boolean {
+    return this._expanded;
+  }
+
+  /** One splitter between each two panes that show. */
+  private _placeSplitters(): void {
+    const el = this._panesEl;
+    if (!el) {
+      return;
+    }
+    el.querySelectorAll('.gpulab-splitter').forEach(e => e.remove());
+    const shown = this._panes.filter(p => !this._hidden.has(p.id));
+    for (const p of this._panes) {
+      p.node.hidden = this._hidden.has(p.id);
+    }
+    for (let k = 1; k < shown.length; k++) {
+      const sp = h(this._doc, 'div', 'gpulab-splitter');
+      sp.setAttribute('role', 'separator');
+      sp.setAttribute('aria-orientation', 'vertical');
+      sp.setAttribute('aria-label', `Resize ${shown[k - 1].pane.title} and ${shown[k].pane.title}`);
+      sp.tabIndex = 0;
+      sp.title = 'Drag (or focus and press ← →) to share the width of the panes beside it';
+      sp.addEventListener('pointerdown', event => this._drag(event, shown[k - 1], shown[k], sp));
+      sp.addEventListener('keydown', event => {
+        if (event.key === 'ArrowLeft' || event.key === 'ArrowRight') {
+          event.preventDefault();
+          this._resize(shown[k - 1], shown[k], event.key === 'ArrowLeft' ? -SPLIT_STEP_PX : SPLIT_STEP_PX);
+        }
+      });
+      el.insertBefore(sp, shown[k].node);
+    }
+  }
+
+  /** Freeze every shown pane's width as its flex share; return the two beside a splitter. */
+  private _widths(left: PaneView, right: PaneView): [number, number] {
+    for (const p of this._panes) {
+      if (!this._hidden.has(p.id)) {
+        p.node.style.flexGrow = String(p.node.getBoundingClientRect().width || 1);
+      }
+    }
+    return [Number(left.node.style.flexGrow), Number(right.node.style.flexGrow)];
+  }
+
+  private _resize(left: PaneView, right: PaneView, dx: number, from?: [number, number]): void {
+    const [w1, w2] = from ?? this._widths(left, right);
+    const move = Math.max(-(w1 - MIN_PANE_PX), Math.min(w2 - MIN_PANE_PX, dx));
+    left.node.style.flexGrow = String(w1 + move);
+    right.node.style.flexGrow = String(w2 - move);
+  }
+
+  private _drag(event: PointerEvent, left: PaneView, right: PaneView, sp: HTMLElement): void {
+    event.preventDefault();
+    const from = this._widths(left, right);
+    const x0 = event.clientX;
+    sp.classList.add('gpulab-dragging');
+    sp.setPointerCapture?.(event.pointerId);
+    const move = (e: PointerEvent): void => this._resize(left, right, e.clientX - x0, from);
+    const up = (): void => {
+      sp.classList.remove('gpulab-dragging');
+      sp.removeEventListener('pointermove', move);
+      sp.removeEventListener('pointerup', up);
+      sp.removeEventListener('pointercancel', up);
+    };
+    sp.addEventListener('pointermove', move);
+    sp.addEventListener('pointerup', up);
+    sp.addEventListener('pointercancel', up);
   }
 
   // ---- selection ---------------------------------------------------------
@@ -1018,6 +1254,10 @@ export class BuildView implements IPaneHost {
   };
 
   private _onKeyDown = (event: KeyboardEvent): void => {
+    if (event.key === 'Escape' && this._expanded && !this._pinned) {
+      this.setExpanded(false);
+      return;
+    }
     if (event.key === 'Escape' && this._pinned) {
       const t = event.target as HTMLElement | null;
       if (t && t.tagName === 'INPUT') {

@@ -53,7 +53,8 @@ export function exampleHeader(lto = true, calls = 0, title = 'add'): IHeader {
         warn: []
       }]
     },
-    timings: [['nvrtc', '31.0 ms'], ['link', '54.0 ms'], ['total', '85.0 ms']]
+    timings: [['nvrtc', '31.0 ms'], ['link', '54.0 ms'], ['total', '85.0 ms']],
+    build: null
   };
 }
 

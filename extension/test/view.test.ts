@@ -285,3 +285,79 @@ describe('the golden bundle (a real build; tests/golden/golden_bundle.py)', () =
     expect(texts(q('[data-field="occupancy_limit"]'))).toBe(golden.compare.resources.gpulab_reduce.occupancy_limit);
   });
 });
+
+describe('a cached build', () => {
+  it('says where it came from instead of showing the timings of its first build as new', () => {
+    const b = exampleBundle();
+    b.header.build = 'from the disk cache (built in 1.80 s on 2026-12-03 08:41)';
+    view.render(b);
+    expect(q('.gpulab-cached')?.textContent).toBe('buildfrom the disk cache (built in 1.80 s on 2026-12-03 08:41)');
+    expect(q('.gpulab-timing')).toBeNull();
+    expect(q('.gpulab-cached')?.title).toContain('nvrtc 31.0 ms');
+  });
+});
+
+describe('layout', () => {
+  const shown = (): string[] => qa('.gpulab-pane:not([hidden])').map(e => e.dataset.pane ?? '');
+
+  it('hides and shows panes from their toggles, never the last one', () => {
+    view.render(exampleBundle());
+    const toggle = (id: string): HTMLElement => q(`.gpulab-pane-toggle[data-pane="${id}"]`) as HTMLElement;
+    toggle('cuda').click();
+    toggle('ptx').click();
+    expect(shown()).toEqual(['python', 'sass']);
+    expect(toggle('cuda').getAttribute('aria-pressed')).toBe('false');
+    expect(qa('.gpulab-splitter').length).toBe(1);
+    toggle('python').click();
+    toggle('sass').click(); // the last pane shown stays
+    expect(shown()).toEqual(['sass']);
+    expect(qa('.gpulab-splitter').length).toBe(0);
+    toggle('python').click();
+    expect(shown()).toEqual(['python', 'sass']);
+    // The choice survives a switch of build.
+    view.render(exampleBundle());
+    expect(shown()).toEqual(['python', 'sass']);
+  });
+
+  it('puts a splitter between shown panes that resizes its neighbours from the keyboard', () => {
+    view.render(exampleBundle());
+    const splitters = qa('.gpulab-splitter');
+    expect(splitters.length).toBe(3);
+    expect(splitters[0].getAttribute('role')).toBe('separator');
+    const [python, cuda] = ['python', 'cuda'].map(id => q(`.gpulab-pane[data-pane="${id}"]`) as HTMLElement);
+    python.getBoundingClientRect = () => ({ width: 300 }) as DOMRect;
+    cuda.getBoundingClientRect = () => ({ width: 500 }) as DOMRect;
+    splitters[0].dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+    expect(Number(python.style.flexGrow)).toBe(324);
+    expect(Number(cuda.style.flexGrow)).toBe(476);
+  });
+
+  it('expands to fill the window and Esc puts it back', () => {
+    view.render(exampleBundle());
+    (q('.gpulab-expand') as HTMLElement).click();
+    expect(view.node.classList.contains('gpulab-expanded')).toBe(true);
+    expect(q('.gpulab-expand')?.textContent).toBe('Restore');
+    view.node.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    expect(view.expanded).toBe(false);
+  });
+
+  it('marks linked lines beside the scrollbar and steps through them', () => {
+    const b = exampleBundle();
+    b.links.sass = { '3': ['py:2'], '12': ['py:2', 'cu:42'], '17': ['py:2'] };
+    view.render(b);
+    hover(line('python', 1));
+    const sass = q('.gpulab-pane[data-pane="sass"]') as HTMLElement;
+    const ticks = Array.from(sass.querySelectorAll('.gpulab-mark-tick')) as HTMLElement[];
+    expect(ticks.map(t => t.dataset.line)).toEqual(['3', '12', '17']);
+    expect(ticks[1].style.top).toBe(`${(Math.floor((12 / 20) * 400) / 400) * 100}%`);
+    const nav = sass.querySelector('.gpulab-linked-nav') as HTMLElement;
+    expect(nav.hidden).toBe(false);
+    expect(nav.textContent).toContain('3 linked');
+    (sass.querySelector('.gpulab-linked-next') as HTMLElement).click();
+    (sass.querySelector('.gpulab-linked-next') as HTMLElement).click();
+    expect(nav.textContent).toContain('2/3 linked');
+    expect(line('sass', 12).classList.contains('gpulab-linked-current')).toBe(true);
+    view.node.querySelector('.gpulab-panes')!.dispatchEvent(new MouseEvent('mouseleave'));
+    expect(nav.hidden).toBe(true);
+  });
+});

@@ -23,6 +23,11 @@ from .target import Target, parse_target
 
 _CALL = re.compile(r"\bCALL\.")
 
+STAGES = ("check", "frontend", "codegen", "nvrtc", "link", "resources", "disasm")
+"""The pipeline's stages, in the order they run (the order :attr:`Build.timings` is shown in)."""
+ORIGINS = ("built", "memory", "disk")
+"""Where :func:`compile` got a build: built by this call, from this process' memory, or from the disk cache."""
+
 
 @dataclass
 class Build:
@@ -49,7 +54,12 @@ class Build:
     line_map : LineMap
         Python line <-> CUDA line <-> PTX lines <-> SASS offsets.
     timings : dict of str to float
-        Seconds per stage.
+        Seconds per stage, of the build that made these artifacts (see :data:`STAGES`).
+    built_at : float or None
+        When they were made (seconds since the epoch; None for a cache entry that did not say).
+    origin : str
+        Where the last :func:`compile` that returned this build got it: one of :data:`ORIGINS`.
+        Stage timings are of that moment only when it is ``"built"``.
     """
 
     key: str
@@ -73,6 +83,8 @@ class Build:
     geometry: codegen.Geometry
     parameters: dict[str, tuple[Parameter, ...]]
     timings: dict[str, float] = field(default_factory=dict)
+    built_at: float | None = None
+    origin: str = "built"
     disassembly: linemap.Disassembly | None = field(default=None, repr=False)
 
     @property
@@ -210,7 +222,7 @@ def run_pipeline(spec: BuildSpec) -> Build:
         python_source=kernel.source, python_first_line=kernel.first_line, python_file=kernel.compiled_filename,
         source=generated.text, op_ptx=operator.ptx.text, ptx=ptx, ptx_keys=ptx_keys, cubin=linked.cubin,
         resources=resources, kernels=generated.kernels, geometry=generated.geometry,
-        parameters=generated.parameters, timings=timings,
+        parameters=generated.parameters, timings=timings, built_at=time.time(),
     )
 
 
@@ -253,8 +265,20 @@ def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, li
 
 
 def build_for(spec: BuildSpec) -> Build:
-    """Return the build of ``spec``, from the cache when it has it."""
+    """Return the build of ``spec``, from the cache when it has it; its ``origin`` says where it came from."""
     from .. import cache
     from .serialize import decode, encode
 
-    return cache.default_cache().get_or_build(spec.key, lambda: run_pipeline(spec), encode=encode, decode=decode)
+    origin = ["memory"]
+
+    def built() -> Build:
+        origin[0] = "built"
+        return run_pipeline(spec)
+
+    def loaded(meta, blobs) -> Build:
+        origin[0] = "disk"
+        return decode(meta, blobs)
+
+    build = cache.default_cache().get_or_build(spec.key, built, encode=encode, decode=loaded)
+    build.origin = origin[0]
+    return build

@@ -8,10 +8,13 @@ and compute nothing of their own, so a field added here shows everywhere.
 
 from __future__ import annotations
 
-from .build import Build
-from .occupancy import occupancy
+from datetime import datetime
 
-VERSION = 1
+from .build import STAGES, Build
+from .occupancy import occupancy
+from .sass_columns import sass_columns
+
+VERSION = 2
 PANES = ("python", "cuda", "ptx", "sass")
 _TITLES = {"python": "Python", "cuda": "CUDA C++", "ptx": "PTX", "sass": "SASS"}
 
@@ -36,7 +39,8 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dic
     unknown = set(panes) - set(PANES)
     if unknown:
         raise ValueError(f"unknown pane(s) {', '.join(sorted(unknown))}; choose from {', '.join(PANES)}")
-    texts = {"python": build.python_source, "cuda": build.source, "ptx": build.ptx, "sass": build.sass}
+    texts = {"python": build.python_source, "cuda": build.source, "ptx": build.ptx,
+             "sass": sass_columns(build.sass)}
     first_lines = {"python": build.python_first_line}
     links = build.line_map.links(build.python_source, build.source)
     bundle = {
@@ -54,13 +58,37 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dic
         ],
         "links": {pane: links[pane] for pane in panes},
         "resources": {name: _with_occupancy(build, r) for name, r in build.resources.items()},
-        "timings": dict(build.timings),
+        "timings": [{"stage": stage, "seconds": seconds} for stage, seconds in _in_order(build.timings)],
+        "build": {"origin": build.origin, "seconds": sum(build.timings.values()),
+                  "built_at": (datetime.fromtimestamp(build.built_at).isoformat(" ", "minutes")
+                               if build.built_at is not None else None)},
         "stats": {"sass_instructions": build.sass_instructions, "sass_calls": build.sass_calls,
                   "operator_calls": build.operator_calls, "ptx_lines": len(build.ptx.splitlines())},
+        "calls": call_kinds(build),
         "compare": bundle_of(compare, panes=panes) if compare is not None else None,
     }
     bundle["header"] = header_of(bundle)
     return bundle
+
+
+def call_kinds(build: Build) -> list[dict]:
+    """The SASS's ``CALL`` instructions by kind, as the analysis classifies them (docs/bundle.md).
+
+    Read from the SASS text alone: no second disassembly for what the view counts.
+    """
+    from .analysis.calls import CALL_KINDS, classify_calls, count_by_kind
+    from .analysis.listing import parse
+
+    found = parse(build.sass)
+    unknown = [None] * len(found)
+    counts = count_by_kind(classify_calls(found, unknown, unknown))
+    return [{"kind": kind, "label": label, "count": counts[kind]} for kind, label in CALL_KINDS.items()
+            if counts.get(kind)]
+
+
+def _in_order(timings: dict) -> list[tuple[str, float]]:
+    """Stage timings in pipeline order (any stage :data:`STAGES` does not name comes last)."""
+    return sorted(timings.items(), key=lambda item: STAGES.index(item[0]) if item[0] in STAGES else len(STAGES))
 
 
 def _with_occupancy(build, resources) -> dict:
@@ -94,19 +122,40 @@ def header_of(bundle: dict) -> dict:
         _chip("lto", "LTO on" if lto else "LTO off",
               "linked with link-time optimisation" if lto else "PTX-linked (no LTO)", "on" if lto else "off"),
         _chip("sass_instructions", _count(stats["sass_instructions"], "SASS instruction"), "SASS instructions"),
-        _chip("sass_calls", _count(stats["sass_calls"], "CALL"), "CALL instructions in the SASS",
-              "warn" if stats["sass_calls"] else ""),
+        _chip("sass_calls", _calls_text(stats["sass_calls"], bundle.get("calls") or []),
+              "CALL instructions in the SASS, by kind", "warn" if stats["sass_calls"] else ""),
         _chip("ptx_lines", _count(stats["ptx_lines"], "PTX line"), "lines of the linked PTX"),
         _chip("key", f"key {bundle['key'][:10]}", f"cache key {bundle['key']}"),
     ]
     rows = [{"kernel": name, "cells": _kernel_cells(name, resources),
              "warn": [field for field in ("spill_stores", "spill_loads") if resources.get(field)]}
             for name, resources in bundle["resources"].items()]
-    timings = [[stage, _stage_time(seconds)] for stage, seconds in bundle["timings"].items()]
+    seconds = [(t["stage"], t["seconds"]) for t in bundle["timings"]]
+    timings = [[stage, _stage_time(value)] for stage, value in seconds]
     if timings:
-        timings.append(["total", _stage_time(sum(bundle["timings"].values()))])
+        timings.append(["total", _stage_time(sum(value for _, value in seconds))])
     return {"title": bundle["name"], "chips": chips, "options": _options_line(bundle["options"]),
-            "kernels": {"columns": [list(column) for column in KERNEL_COLUMNS], "rows": rows}, "timings": timings}
+            "kernels": {"columns": [list(column) for column in KERNEL_COLUMNS], "rows": rows}, "timings": timings,
+            "build": _provenance(bundle["build"])}
+
+
+def _calls_text(total: int, kinds: list) -> str:
+    """``"106 CALLs: 104 emulated warp intrinsic, 2 compiler-internal local call"``; ``"0 CALLs"``."""
+    named = ", ".join(f"{kind['count']} {kind['label']}" for kind in kinds)
+    return _count(total, "CALL") + (f": {named}" if named else "")
+
+
+def _provenance(build: dict) -> str | None:
+    """Where a cached build came from, e.g. ``"from the disk cache (built in 1.80 s on 2026-12-03 08:41)"``.
+
+    None for a build made just now: its stage timings are of now. A cached
+    build's timings are of its first build, so the header says that instead.
+    """
+    if build["origin"] == "built":
+        return None
+    where = "from the disk cache" if build["origin"] == "disk" else "from memory"
+    when = f" {'on' if build['origin'] == 'disk' else 'at'} {build['built_at']}" if build["built_at"] else ""
+    return f"{where} (built in {_stage_time(build['seconds'])}{when})"
 
 
 def _chip(field: str, text: str, title: str, tone: str = "") -> dict:

@@ -41,6 +41,11 @@ def _keys(data: dict) -> dict:
     return {int(line): tuple(found) for line, found in data.items()}
 
 
+def _seconds(value) -> float | None:
+    """A time stamp read from an entry: a number, else unknown (entries before it was stored have none)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def encode(build: Build) -> tuple[dict, dict[str, bytes]]:
     """Return ``(meta, blobs)`` for the cache (the disassembly is an entry of its own)."""
     meta = {
@@ -55,7 +60,7 @@ def encode(build: Build) -> tuple[dict, dict[str, bytes]]:
                      build.geometry.scan_items],
         "parameters": {kernel: [[p.name, p.cxx, p.offset, _descr(p.dtype)] for p in parameters]
                        for kernel, parameters in build.parameters.items()},
-        "timings": {k: v for k, v in build.timings.items() if k != "disasm"},
+        "timings": {k: v for k, v in build.timings.items() if k != "disasm"}, "built_at": build.built_at,
     }
     blobs = {name: getattr(build, name).encode() for name in _TEXTS}
     blobs["cubin"] = build.cubin
@@ -75,6 +80,7 @@ def decode(meta: dict, blobs: dict[str, bytes]) -> Build:
         geometry=Geometry(*meta["geometry"]), timings=dict(meta["timings"]),
         parameters={kernel: tuple(Parameter(name, cxx, _dtype(descr), offset) for name, cxx, offset, descr in found)
                     for kernel, found in meta["parameters"].items()},
+        built_at=_seconds(meta.get("built_at")),
         **{name: blobs[name].decode() for name in _TEXTS},
     )
 

@@ -109,33 +109,16 @@ def _pane_links(links: Any, pane_id: str) -> dict[int, list]:
     return out
 
 
-_SASS_PAD = re.compile(r"^[ \t]+(/\*[0-9a-fA-F]{4,}\*/)[ \t]+(@!?U?P(?:[0-7]|T)[ \t]+)?", re.M)
-
-
-def _compact_sass(text: str) -> str:
-    """Shrink nvdisasm's wide padding before and after instruction offsets.
-
-    Only whitespace changes: ``"        /*0070*/               @P0 EXIT ;"``
-    becomes ``"  /*0070*/   @P0 EXIT ;"``, guards still right-aligned so
-    opcodes line up.
-    """
-    def pad(m: re.Match) -> str:
-        guard = (m.group(2) or "").strip()
-        return f"  {m.group(1)} {guard:>5} "
-
-    return _SASS_PAD.sub(pad, text)
-
-
 def _display_text(pane: dict) -> str:
-    """The text a pane shows: its ``text``, SASS padding compacted."""
-    text = str(pane.get("text") or "")
-    return _compact_sass(text) if pane.get("language") == "sass" else text
+    """The text a pane shows (the SASS comes in compact columns: ``gpulab/compiler/sass_columns.py``)."""
+    return str(pane.get("text") or "")
 
 
-def _column(pane: dict) -> str:
-    """A grid column for `pane`, wider for panes with longer lines."""
+def _flex(pane: dict) -> str:
+    """`pane`'s share of the row: room for its longest line where there is some (a short Python
+    function shows whole), and more of what is left for panes of longer lines."""
     longest = max((len(line.expandtabs(4)) for line in _display_text(pane).splitlines()), default=0)
-    return f"minmax(16em,{min(max(longest, 40), 80)}fr)"
+    return f"flex:{min(max(longest, 40), 80)} 1 min({longest + 8}ch,36em)"
 
 
 def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int],
@@ -169,7 +152,8 @@ def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int]
         rows.append('<span class="gl-empty">(empty)</span>')
     count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
     return (
-        f'<div class="gl-pane" data-pane="{_esc(pane.get("id", ""))}" data-lang="{_esc(language)}">'
+        f'<div class="gl-pane" data-pane="{_esc(pane.get("id", ""))}" data-lang="{_esc(language)}" '
+        f'style="{_flex(pane)}">'
         f'<div class="gl-pt"><span>{_esc(pane.get("title") or pane.get("id") or "")}</span>'
         f'<span class="gl-muted">{count}</span></div>'
         f'<div class="gl-sc"><pre class="gl-ls" style="--gl-nw:{width + 1}ch">'
@@ -188,8 +172,7 @@ def _render_panes(bundle: dict, panes: list, ns: dict[str, str]) -> str:
     body = "".join(
         _render_pane(p, _pane_links(links, str(p.get("id"))), first_lines, ns) for p in panes
     )
-    columns = " ".join(_column(p) for p in panes)
-    return f'<div class="gl-grid" style="grid-template-columns:{columns}">{body}</div>'
+    return f'<div class="gl-grid">{body}</div>'
 
 
 _TONES = {"on": " gl-on", "off": " gl-off", "warn": " gl-warn"}
@@ -218,10 +201,34 @@ def _render_stats(header: dict) -> str:
         parts.append(f'<div class="gl-res" style="grid-template-columns:minmax(0,max-content) '
                      f'repeat({max(len(columns) - 1, 1)},max-content)">{"".join(cells)}</div>')
     timings = header.get("timings") or []
-    if timings:
+    if header.get("build"):  # a cached build: where it came from, not its first build's timings as if new
+        parts.append(f'<div class="gl-row gl-cached"><span class="gl-muted">build</span> '
+                     f'{_esc(header["build"])}</div>')
+    elif timings:
         stages = " · ".join(f"{_esc(stage)} {_esc(text)}" for stage, text in timings)
         parts.append(f'<div class="gl-row"><span class="gl-muted">stages</span> {stages}</div>')
     return "".join(parts)
+
+
+_PANE_ID = re.compile(r"[a-z][a-z0-9_-]{0,31}", re.ASCII)
+
+
+def _toggled_panes(bundle: dict) -> list[dict]:
+    """The panes that get a show/hide checkbox: those whose id is a plain word (it goes into CSS)."""
+    return [p for p in bundle.get("panes") or [] if isinstance(p, dict) and _PANE_ID.fullmatch(str(p.get("id")))]
+
+
+def _render_toggles(bundle: dict) -> str:
+    """A checkbox per pane that shows or hides it, by CSS alone (:func:`_toggle_css`): no script needed."""
+    boxes = "".join(f'<label><input type="checkbox" class="gl-t" data-pane="{p["id"]}" checked>'
+                    f'{_esc(p.get("title") or p["id"])}</label>' for p in _toggled_panes(bundle))
+    return f'<div class="gl-tg"><span class="gl-muted">panes</span>{boxes}</div>' if boxes else ""
+
+
+def _toggle_css(bundle: dict) -> str:
+    """Hide a pane (of this build and the compared one) whose checkbox is cleared."""
+    return "".join(f'{_G}:has(.gl-t[data-pane="{p["id"]}"]:not(:checked)) .gl-pane[data-pane="{p["id"]}"]'
+                   "{display:none}" for p in _toggled_panes(bundle))
 
 
 def _render_header(bundle: dict) -> str:
@@ -231,7 +238,7 @@ def _render_header(bundle: dict) -> str:
     opt = f'<span class="gl-muted">{_esc(options)}</span>' if options else ""
     return (f'<div class="gl-h"><div class="gl-title"><span class="gl-name">'
             f'{_esc(header.get("title", bundle.get("name", "?")))}</span>{_render_chips(header)}{opt}</div>'
-            f"{_render_stats(header)}</div>")
+            f"{_render_stats(header)}{_render_toggles(bundle)}</div>")
 
 
 def _delta(new: Any, old: Any) -> str:
@@ -298,7 +305,7 @@ def render_html(bundle: dict, *, uid: str | None = None) -> str:
     other = bundle.get("compare")
     parts = [
         f'<div class="gpulab-build" id="{_esc(uid)}">',
-        f"<style>{_CSS}</style>",
+        f"<style>{_CSS}{_toggle_css(bundle)}</style>",
         _render_header(bundle),
         _render_panes(bundle, panes, {}),
         _render_compare(bundle, other) if isinstance(other, dict) else "",
@@ -348,10 +355,14 @@ _CSS = (
 & .gl-res>.gl-th:first-child{text-align:left}
 & .gl-row{font-size:12px}
 & .gl-warn{color:var(--gl-warn);font-weight:600}
-& .gl-grid{display:grid;grid-auto-flow:column;grid-auto-columns:minmax(16em,1fr);gap:6px;
- overflow-x:auto}
-& .gl-pane{border:1px solid var(--gl-border);border-radius:4px;min-width:0;overflow:hidden;
+&{container-type:inline-size}
+& .gl-grid{display:flex;gap:6px;overflow-x:auto}
+& .gl-pane{border:1px solid var(--gl-border);border-radius:4px;min-width:16em;overflow:hidden;flex:1 1 0;
  display:flex;flex-direction:column;background:var(--gl-bg)}
+& .gl-tg{display:flex;flex-wrap:wrap;gap:2px 10px;align-items:center;font-size:12px;margin-top:2px}
+& .gl-tg label{display:inline-flex;gap:3px;align-items:center;cursor:pointer}
+@container (max-width:115em){& .gl-grid{flex-wrap:wrap}& .gl-pane{flex-basis:calc(50% - 3px)!important}}
+@container (max-width:36em){& .gl-pane{flex-basis:100%!important}}
 & .gl-pt{display:flex;justify-content:space-between;align-items:baseline;font-weight:600;
  padding:2px 8px;background:var(--gl-head);border-bottom:1px solid var(--gl-border)}
 & .gl-sc{max-height:32em;overflow:auto;position:relative;tab-size:4;-moz-tab-size:4;
@@ -388,8 +399,9 @@ if(!r){if(n<40)setTimeout(function(){init(n+1)},50);return}
 if(r.getAttribute("data-gl-linked"))return;r.setAttribute("data-gl-linked","1");
 var m={},hot=[];r.querySelectorAll("[data-k]").forEach(function(e){
 e.getAttribute("data-k").split(" ").forEach(function(k){(m[k]=m[k]||[]).push(e)})});
-function rows(e){var s=new Set();e.getAttribute("data-k").split(" ").forEach(function(k){
-(m[k]||[]).forEach(function(x){s.add(x)})});return Array.from(s)}
+function rows(e){var s=new Set(),py=e.closest('[data-pane="python"]');
+e.getAttribute("data-k").split(" ").forEach(function(k){(m[k]||[]).forEach(function(x){
+if(py&&k.indexOf("py:")<0&&!x.closest('[data-pane="cuda"]'))return;s.add(x)})});return Array.from(s)}
 function clear(){hot.forEach(function(e){e.classList.remove("gl-hot")});hot=[]}
 function row(ev){return ev.target.closest?ev.target.closest("[data-k]"):null}
 r.addEventListener("mouseover",function(ev){var e=row(ev);clear();if(!e)return;

@@ -36,7 +36,9 @@ def header_lines(header: dict, indent: str = "") -> list[str]:
         cells = row.get("cells", {})
         described = ", ".join(f"{title} {cells.get(field, '–')}" for field, title in columns if field != "kernel")
         lines.append(f"{indent}  kernel {row.get('kernel', '?')}: {described}")
-    if header.get("timings"):
+    if header.get("build"):  # a cached build: where it came from, not its first build's timings as if new
+        lines.append(f"{indent}  build: {header['build']}")
+    elif header.get("timings"):
         lines.append(f"{indent}  stages: " + ", ".join(f"{stage} {text}" for stage, text in header["timings"]))
     return lines
 

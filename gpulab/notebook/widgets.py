@@ -11,6 +11,7 @@ import html
 import sys
 
 import ipywidgets
+import numpy as np
 import traitlets
 from IPython.display import display
 
@@ -83,7 +84,7 @@ class DevicePicker(_Fallback, ipywidgets.Dropdown):
 
 def _device_label(device) -> str:
     if not device.is_gpu:
-        return "host: reference backend (NumPy)"
+        return "host: reference backend (numba on the CPU)"
     major, minor = device.compute_capability
     return f"{device.name}: {device.description}, sm_{major}{minor}, {device.memory_bytes / 2**30:.0f} GiB"
 
@@ -96,7 +97,9 @@ class LabPanel(_Fallback, ipywidgets.VBox):
     fn : function or Kernel
         The function. When it is annotated, the element type is fixed.
     primitive : str, optional
-        The primitive to start with (default: reduce for two parameters, else map).
+        The primitive to run. By default the one the signature fits
+        (:func:`primitive_choices`); where it fits several (``(f32, f32) ->
+        f32`` is a map and a reduce), none is chosen and the panel asks.
     exponents : tuple of int
         Initial size range, as powers of ten.
 
@@ -109,9 +112,11 @@ class LabPanel(_Fallback, ipywidgets.VBox):
     def __init__(self, fn, *, primitive: str | None = None, exponents: tuple[int, int] = (3, 7)):
         self.kernel = as_kernel(fn)
         declared = self.kernel.declared
-        if primitive is None:
-            primitive = "reduce" if len(self.kernel.param_names) == 2 else "map"
-        self.primitive = ipywidgets.Dropdown(options=list(registry.PRIMITIVES), value=primitive, description="primitive")
+        choices = primitive_choices(self.kernel)
+        if primitive is None and len(choices) == 1:
+            primitive = choices[0]
+        self.primitive = ipywidgets.Dropdown(options=list(registry.PRIMITIVES), value=primitive,
+                                             description="primitive")
         dtype = declared.args[0].name if declared else ELEMENT_TYPES[0]
         self.dtype = ipywidgets.Dropdown(options=sorted({*ELEMENT_TYPES, dtype}, key=_type_order), value=dtype,
                                          description="type", disabled=declared is not None)
@@ -129,6 +134,11 @@ class LabPanel(_Fallback, ipywidgets.VBox):
         backends = ipywidgets.HBox([self.use_device, self.use_host, self.button])
         super().__init__([ipywidgets.HTML(f"<b>{html.escape(self.kernel.name)}</b>"), controls, self.sizes,
                           backends, self.output])
+        self.ask = "" if primitive else (f"`{self.kernel.name}` {self.kernel.declared or '(untyped)'} fits "
+                                         f"{', '.join(choices)}: choose the primitive to run")
+        if self.ask:
+            with self.output:
+                print(self.ask)
 
     def chosen_sizes(self) -> list[int]:
         """The sizes the slider selects: every power of ten in its range."""
@@ -150,6 +160,9 @@ class LabPanel(_Fallback, ipywidgets.VBox):
         """
         self.output.clear_output()
         with self.output:
+            if self.primitive.value is None:
+                print(self.ask)
+                return None
             if not self.chosen_devices():
                 print("tick a backend (device or host)")
                 return None
@@ -166,6 +179,31 @@ class LabPanel(_Fallback, ipywidgets.VBox):
 
     def _summary(self) -> str:
         return f"LabPanel({self.kernel.name})"
+
+
+def primitive_choices(kernel) -> list[str]:
+    """The primitives ``kernel``'s signature fits.
+
+    A predicate (one input, a bool result) is a filter; otherwise every
+    primitive whose operator takes that many inputs, of one type where it
+    needs one, and returns what it must: ``(T, T) -> T`` fits map, reduce
+    and scan, so a panel must be told which.
+    """
+    declared, count = kernel.declared, len(kernel.param_names)
+    args, result = (declared.args, declared.result) if declared else (None, None)
+    if count == 1 and result is not None and result.dtype == np.bool_:
+        return ["filter"]
+
+    def fits(record) -> bool:
+        if not record.arity[0] <= count <= record.arity[1]:
+            return False
+        if args is not None and record.same_types and len(set(args)) > 1:
+            return False
+        if record.result == "input" and result is not None and args is not None and result != args[0]:
+            return False
+        return record.result != "bool" or result is None
+
+    return [name for name, record in registry.PRIMITIVES.items() if fits(record)]
 
 
 def _type_order(name: str) -> int:

@@ -159,6 +159,7 @@ def _start(tmp: Path, cache_dir: Path) -> tuple[subprocess.Popen, LabServer]:
         "--ServerApp.allow_root=True",  # CI runs as root
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.news_url=None",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: the tests switch themes through its commands
     ]
     with open(server.log, "ab") as log:
         process = subprocess.Popen(command, cwd=root, env=_environment(tmp / "home", cache_dir),
@@ -181,9 +182,13 @@ def _wait_ready(process: subprocess.Popen, server: LabServer) -> bool:
     raise TimeoutError(f"JupyterLab did not answer within {SERVER_START_S} s:\n{server.log_tail()}")
 
 
-@pytest.fixture
-def lab_server(tmp_path, fresh_cache):
-    """A JupyterLab server on 127.0.0.1, a random free port and a random token; stopped in any case."""
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory, fresh_cache):
+    """A JupyterLab server on 127.0.0.1, a random free port and a random token; stopped in any case.
+
+    One server serves every test of a module (starting one costs seconds of CI).
+    """
+    tmp_path = tmp_path_factory.mktemp("lab")
     for attempt in range(3):  # another process may take the free port before the server binds it
         process, server = _start(tmp_path / f"lab{attempt}", fresh_cache)
         try:
@@ -201,7 +206,7 @@ def lab_server(tmp_path, fresh_cache):
         _stop(process, server)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
     """Headless Debian Chromium driven by Playwright (sync API); closed in any case."""
     if not CHROMIUM.exists():

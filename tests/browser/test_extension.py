@@ -5,16 +5,23 @@ cells. No GPU is needed: ``--target sm_90`` compiles for an explicit target.
 The test checks the four panes, the hover linking Python -> SASS, and that
 user text (a ``<script>`` in the function) is shown as text, never run.
 
-It saves a screenshot of the output area into the test's tmp folder; with
-``GPULAB_UPDATE_SCREENSHOT=1`` it writes ``docs/img/extension.png`` (used by
-the README) instead. It is not written on every run, since it changes on
-every run (the timings in its header).
+A second test does what a new user does first: it runs notebook 01 in the
+lab, saves it (outputs and all) and then runs the notebook tests in that
+checkout, which must stay green. It takes screenshots of notebook 01's
+build view at 1280, 1600 and 1920 px, in the light and the dark theme, into
+its tmp folder; with ``GPULAB_UPDATE_SCREENSHOT=1`` into ``docs/img/`` (the
+README shows them). They are not written on every run: they change on
+every run (the timings in the header).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -23,7 +30,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
-SCREENSHOT = REPO / "docs" / "img" / "extension.png"
+IMAGES = REPO / "docs" / "img"
 SCRIPT = '<script>alert("x")</script>'
 CELLS = [
     "import numpy as np",
@@ -39,6 +46,10 @@ PAGE_LOAD_MS = 60_000  # JupyterLab loads, the notebook opens and its kernel is 
 OUTPUT_MS = 60_000  # the cells run: kernel start, numba import, the build
 UI_MS = 10_000  # a click, a hover, a class change
 STARTED_MS = 15_000  # Run All Cells: the first cell is queued or has run
+NOTEBOOK_MS = 300_000  # notebook 01 runs to its end (its builds, on 2 cores)
+WIDTHS = (1280, 1600, 1920)
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+FIRST = "01-first-kernel.ipynb"
 
 
 def _notebook(root: Path) -> str:
@@ -59,11 +70,40 @@ def _outputs_text(page) -> str:
     return "\n---\n".join(page.locator(".jp-OutputArea").all_inner_texts())
 
 
+@contextmanager
+def _page(browser, tmp_path: Path, width: int, height: int):
+    """A page in a browser context of its own; a full-page screenshot in ``tmp_path`` if the block fails."""
+    context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
+    context.set_default_timeout(UI_MS)
+    page = context.new_page()
+    try:
+        yield page
+    except BaseException:
+        try:
+            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True, timeout=UI_MS)
+            print(f"failure screenshot: {tmp_path / 'failure.png'}")
+        except Exception:
+            pass
+        raise
+    finally:
+        context.close()
+
+
+def _fold_file_browser(page) -> None:
+    """More room for the panes: fold the file browser away (the lab remembers it folded across pages)."""
+    from playwright.sync_api import expect
+
+    tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
+    if tab.count():
+        tab.click()
+    expect(page.locator("#jp-left-stack")).to_be_hidden()
+
+
 def _run_all_cells(page, notebook, attempts: int = 3) -> None:
     """Run > Run All Cells, again if no cell started: a click in the moment the kernel connects can be lost."""
     from playwright.sync_api import expect
 
-    first_prompt = notebook.locator(".jp-Cell .jp-InputPrompt").first
+    first_prompt = notebook.locator(".jp-CodeCell .jp-InputPrompt").first
     for attempt in range(attempts):
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
@@ -80,28 +120,23 @@ def test_build_view_in_jupyterlab(browser, lab_server, tmp_path):
 
     expect.set_options(timeout=UI_MS)
     name = _notebook(lab_server.root)
-    context = browser.new_context(viewport={"width": 1920, "height": 1080}, device_scale_factor=1)
-    context.set_default_timeout(UI_MS)
-    page = context.new_page()
     dialogs: list[str] = []
+    errors: list[str] = []
 
     def on_dialog(dialog):
         dialogs.append(f"{dialog.type}: {dialog.message}")
         dialog.dismiss()
 
-    page.on("dialog", on_dialog)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with _page(browser, tmp_path, 1920, 1080) as page:
+        page.on("dialog", on_dialog)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(f"{lab_server.url}/lab/tree/{name}?token={lab_server.token}", timeout=PAGE_LOAD_MS)
         notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
         expect(notebook.locator(".jp-Cell")).to_have_count(len(CELLS), timeout=PAGE_LOAD_MS)
         expect(notebook.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
             1, timeout=PAGE_LOAD_MS)
 
-        # More room for the panes: fold the file browser away.
-        page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
-        expect(page.locator("#jp-left-stack")).to_be_hidden()
+        _fold_file_browser(page)
 
         _run_all_cells(page, notebook)
 
@@ -162,28 +197,101 @@ def test_build_view_in_jupyterlab(browser, lab_server, tmp_path):
             expect(view.locator(f".gpulab-pane[data-pane='{pane}'] .gpulab-line.gpulab-linked").first).to_be_visible()
         page.mouse.move(0, 0)
 
-        output = notebook.locator(".jp-OutputArea-output:has(.gpulab-build)")
-        output.scroll_into_view_if_needed()
-        box = output.bounding_box()
-        assert box and box["height"] > 200, box
-        viewport = page.viewport_size
-        pad = 6
-        clip = {"x": max(0, box["x"] - pad), "y": max(0, box["y"] - pad)}
-        clip["width"] = min(viewport["width"], box["x"] + box["width"] + pad) - clip["x"]
-        clip["height"] = min(viewport["height"], box["y"] + box["height"] + pad) - clip["y"]
-        target = SCREENSHOT if os.environ.get("GPULAB_UPDATE_SCREENSHOT") == "1" else tmp_path / "extension.png"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(target), clip=clip, animations="disabled")
-        print(f"screenshot: {target}")
-
         assert dialogs == [], f"dialogs fired: {dialogs}"
         assert not any('alert("x")' in e for e in errors), errors
-    except BaseException:
+
+
+def _checkout(root: Path) -> Path:
+    """A git checkout of what the notebook tests need (notebooks, their test, pytest's config) under ``root``."""
+    wanted = ["notebooks", "tests/conftest.py", "tests/nocuda/test_notebooks.py", "pyproject.toml"]
+    tracked = subprocess.run(["git", "ls-files", "-z", *wanted], cwd=REPO, capture_output=True,
+                             check=True).stdout.decode()
+    for name in filter(None, tracked.split("\0")):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, root / name)
+    git = ["git", "-c", "user.name=gpulab-test", "-c", "user.email=test@gpulab.invalid"]
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "checkout"]):
+        subprocess.run(git + command, cwd=root, check=True, capture_output=True)
+    return root
+
+
+def _screenshot(page, output, path: Path) -> None:
+    """The output area of the build view, whole."""
+    output.scroll_into_view_if_needed()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    output.screenshot(path=str(path), animations="disabled")
+    print(f"screenshot: {path}")
+
+
+def test_notebook_01_runs_saves_and_the_tests_stay_green(browser, lab_server, tmp_path):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_MS)
+    checkout = _checkout(lab_server.root / "checkout")
+    saved = checkout / "notebooks" / FIRST
+    errors: list[str] = []
+    with _page(browser, tmp_path, WIDTHS[-1], 1200) as page:
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        # ?reset: a fresh workspace, not the one the other test left (its notebook open beside this one).
+        page.goto(f"{lab_server.url}/lab/tree/checkout/notebooks/{FIRST}?reset&token={lab_server.token}",
+                  timeout=PAGE_LOAD_MS)
+        notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        expect(notebook.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
+            1, timeout=PAGE_LOAD_MS)
+        # The lab may ask which kernel to start (it did in headless Chromium here): take the one offered.
+        kernel_dialog = page.locator(".jp-Dialog", has_text="Select Kernel")
         try:
-            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True, timeout=UI_MS)
-            print(f"failure screenshot: {tmp_path / 'failure.png'}")
-        except Exception:
+            kernel_dialog.wait_for(timeout=5_000)
+            kernel_dialog.get_by_role("button", name="Select").click()
+            expect(kernel_dialog).to_have_count(0)
+        except PlaywrightTimeout:
             pass
-        raise
-    finally:
-        context.close()
+        _fold_file_browser(page)
+        _run_all_cells(page, notebook)
+
+        # The last cell ran and none is queued; then save, as a user does.
+        last = notebook.locator(".jp-CodeCell .jp-InputPrompt").last
+        last.scroll_into_view_if_needed()
+        expect(last).to_have_text(re.compile(r"\[\d+\]"), timeout=NOTEBOOK_MS)
+        expect(notebook.locator(".jp-CodeCell .jp-InputPrompt", has_text="[*]")).to_have_count(0, timeout=NOTEBOOK_MS)
+        page.keyboard.press("Control+s")
+        expect(page.locator(".jp-mod-dirty")).to_have_count(0)
+
+        # The file now holds every cell's outputs, and no cell failed or wrote an error.
+        stored = nbformat.read(saved, as_version=4)
+        code = [cell for cell in stored.cells if cell.cell_type == "code"]
+        assert all(cell.execution_count for cell in code), [cell.execution_count for cell in code]
+        outputs = [output for cell in code for output in cell.outputs]
+        assert outputs and not [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"], outputs
+
+        # The screenshots for the README: the build view of saxpy, its return line pinned.
+        view = notebook.locator(".gpulab-build").first
+        view.scroll_into_view_if_needed()
+        python = view.locator(".gpulab-pane[data-pane='python']")
+        python.locator(".gpulab-line", has_text="return a * x + y").click()
+        expect(view.locator(".gpulab-pane[data-pane='sass'] .gpulab-line.gpulab-linked").first).to_be_visible()
+        output = notebook.locator(".jp-OutputArea-output:has(.gpulab-build)").first
+        folder = IMAGES if os.environ.get("GPULAB_UPDATE_SCREENSHOT") == "1" else tmp_path
+        for theme, name in THEMES.items():
+            page.evaluate("name => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})", name)
+            expect(page.locator(f"body[data-jp-theme-light='{str(theme == 'light').lower()}']")).to_have_count(1)
+            for width in WIDTHS:
+                page.set_viewport_size({"width": width, "height": 1200})
+                sass = view.locator(".gpulab-pane[data-pane='sass']")
+                box, text = sass.bounding_box(), sass.locator(".gpulab-line.gpulab-linked").first
+                # SASS operands are readable: the linked instruction shows whole in its pane.
+                line_box = text.locator(".gpulab-text").bounding_box()
+                assert line_box["x"] + line_box["width"] <= box["x"] + box["width"] + 1, (width, line_box, box)
+                _screenshot(page, output, folder / f"view-{width}-{theme}.png")
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    assert not errors, errors
+
+    # Using the lab left outputs in the working file, and the tests of the notebooks are still green.
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=checkout, capture_output=True, text=True).stdout
+    assert f"notebooks/{FIRST}" in status, status
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/nocuda/test_notebooks.py",
+         "-k", "stored or there_are or 01-first"], cwd=checkout, capture_output=True, text=True, timeout=600)
+    assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
+    assert re.search(r"\b9 passed\b", tests.stdout), tests.stdout[-2000:]

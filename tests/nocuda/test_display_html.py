@@ -187,6 +187,7 @@ class _Rows(HTMLParser):
         self.rows: list[dict] = []
         self.panes: list[tuple[str, str]] = []  # (section, pane id)
         self.scripts: list[str] = []
+        self.toggles: list[dict] = []  # the panes' show/hide checkboxes
         self._stack: list[tuple[str, set]] = []
         self._section = "main"
         self._pane = None
@@ -196,6 +197,9 @@ class _Rows(HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         classes = set((a.get("class") or "").split())
+        if tag == "input":  # a void element: no end tag
+            self.toggles.append(a)
+            return
         self._stack.append((tag, classes))
         if tag == "details":
             self._section = "compare"

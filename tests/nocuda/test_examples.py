@@ -66,6 +66,11 @@ def test_the_readme_has_python_examples():
     assert len(blocks) >= 3 and any("%%gpukernel" in block for block in blocks)
 
 
+def test_the_readme_links_to_files_that_exist():
+    links = re.findall(r"\]\(((?:docs|notebooks|bench)/[^)#\s]+)\)", README.read_text())
+    assert links and [link for link in links if not (README.parent / link).exists()] == []
+
+
 def test_the_readme_examples_run_as_pasted():
     run_all(readme_blocks())
 

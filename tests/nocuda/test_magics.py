@@ -12,7 +12,7 @@ import gpulab
 from gpulab.display.view import MIME_TYPE
 from gpulab.notebook import session
 from gpulab.notebook.result import KernelResult
-from gpulab.notebook.widgets import WIDGETS_NOTE, DevicePicker, LabPanel, aot_targets
+from gpulab.notebook.widgets import WIDGETS_NOTE, DevicePicker, LabPanel, aot_targets, primitive_choices
 from gpulab.device import current, devices, use
 
 HAS_GPU = any(d.is_gpu for d in devices())
@@ -201,7 +201,7 @@ def test_device_picker_sets_the_device_and_the_target():
 
 
 def test_lab_panel_runs_the_benchmark_on_the_host():
-    panel = LabPanel(add_f32, exponents=(1, 2))
+    panel = LabPanel(add_f32, primitive="reduce", exponents=(1, 2))
     assert panel.primitive.value == "reduce" and panel.dtype.value == "float32" and panel.dtype.disabled
     panel.use_device.value = False
     with capture_output() as captured:
@@ -209,6 +209,35 @@ def test_lab_panel_runs_the_benchmark_on_the_host():
     assert [(row["device"], row["size"]) for row in result.rows] == [("host", 10), ("host", 100)]
     assert any("image/png" in output.data for output in captured.outputs)
     assert WIDGETS_NOTE in panel._repr_mimebundle_()["text/plain"]
+
+
+def positive(x: gpulab.f32) -> bool:
+    return x > 0
+
+
+def saxpy_like(x: gpulab.f32, y: gpulab.f32) -> gpulab.f32:
+    return 2 * x + y
+
+
+def halves(x: gpulab.i32, y: gpulab.f32) -> gpulab.f32:
+    return x * y
+
+
+def test_lab_panel_infers_the_primitive_or_asks():
+    assert primitive_choices(gpulab.Kernel(positive)) == ["filter"]
+    assert primitive_choices(gpulab.Kernel(halves)) == ["map"]
+    assert primitive_choices(gpulab.Kernel(saxpy_like)) == ["map", "reduce", "scan"]
+    assert LabPanel(positive).primitive.value == "filter" and LabPanel(halves).primitive.value == "map"
+    panel = LabPanel(saxpy_like, exponents=(1, 1))  # a map or a reduce: it runs neither until told
+    assert panel.primitive.value is None
+    with capture_output() as captured:
+        assert panel.run() is None
+    assert "`saxpy_like` (float32, float32) -> float32 fits map, reduce, scan: choose the primitive" in (
+        captured.stdout + "".join(o.data.get("text/plain", "") for o in captured.outputs) + panel.ask)
+    panel.primitive.value = "map"
+    panel.use_device.value = False
+    with capture_output():
+        assert [row["device"] for row in panel.run().rows] == ["host"]
 
 
 @pytest.mark.gpu
@@ -281,7 +310,8 @@ def test_a_typing_error_shows_the_expression_and_gpulab_type_names(shell):
 @pytest.mark.parametrize(("body", "line", "needle", "caret"), [
     ("def counted(x: f32) -> f32:\n    return len(x)\n", 3, "there is no `len()` for (f32)", "    return len(x)"),
     # x * 2 is a float64: a Python int widens f32 (the message names the type numba inferred)
-    ("def dotted(x: f32) -> f32:\n    y = x * 2\n    return y.nope\n", 4, "f64 has no attribute `nope`", "    return y.nope"),
+    ("def dotted(x: f32) -> f32:\n    y = x * 2\n    return y.nope\n", 4, "f64 has no attribute `nope`",
+     "    return y.nope"),
     ("def compared(x: f32) -> bool:\n    return x < 'a'\n", 3, "there is no `<` for (f32, str)", "    return x < 'a'"),
 ])
 def test_typing_errors_point_at_the_expression(shell, body, line, needle, caret):

@@ -1,9 +1,15 @@
-"""The build view made from a real build: MIME types, panes, links, escaping."""
+"""The build view made from a real build: MIME types, panes, links, escaping, where a build came from, SASS columns."""
+
+import html
+import re
 
 from IPython.core.interactiveshell import InteractiveShell
 
 import gpulab
+from gpulab.compiler.build import STAGES
 from gpulab.compiler.bundle import bundle_of
+from gpulab.display.html import render_html
+from gpulab.display.text import render_text
 from gpulab.display.view import MIME_TYPE, BuildView
 
 
@@ -33,3 +39,52 @@ def test_build_displays_itself_in_ipython():
     build = gpulab.compile("map", scaled_sum, target="sm_80", lto=False)
     data, _ = shell.display_formatter.format(build)
     assert data[MIME_TYPE]["stats"]["operator_calls"] > 0 and "text/html" in data
+
+
+def negated(x: gpulab.f32) -> gpulab.f32:
+    return -x
+
+
+def test_a_cached_build_says_where_it_came_from_instead_of_showing_old_timings():
+    from gpulab import cache
+
+    fresh = bundle_of(gpulab.compile("map", negated, target="sm_86"))
+    assert fresh["version"] == 2 and fresh["build"]["origin"] == "built"
+    stages = [t["stage"] for t in fresh["timings"]]
+    assert stages == [s for s in STAGES if s in stages] and stages[0] == "check"  # pipeline order, carried
+    assert "from memory" not in render_text(fresh) and "build: " in render_text(fresh)
+
+    again = bundle_of(gpulab.compile("map", negated, target="sm_86"))
+    assert again["build"]["origin"] == "memory"
+    assert re.search(r"build: from memory \(built in [\d.]+ m?s at \d{4}-\d\d-\d\d \d\d:\d\d\)", render_text(again))
+
+    cache.clear_cache(disk=False)  # as a new process finds it: on disk only
+    loaded = bundle_of(gpulab.compile("map", negated, target="sm_86"))
+    assert loaded["build"]["origin"] == "disk" and loaded["build"]["built_at"] == fresh["build"]["built_at"]
+    said = re.search(r"from the disk cache \(built in [\d.]+ m?s on \d{4}-\d\d-\d\d \d\d:\d\d\)", render_text(loaded))
+    assert said and html.escape(said.group(0)) in render_html(loaded)
+    assert "total" not in render_html(loaded) and "frontend " not in render_html(loaded)
+
+
+def test_sass_is_shown_in_compact_aligned_columns():
+    build = gpulab.compile("map", negated, target="sm_90")
+    shown = next(p["text"] for p in bundle_of(build)["panes"] if p["id"] == "sass")
+    assert len(shown.splitlines()) == len(build.sass.splitlines())  # line for line: the links still hold
+    rows = [line for line in shown.splitlines() if line.startswith("/*")]
+    assert len(rows) == build.sass_instructions
+    # offset, predicate, opcode, operands: every opcode starts in one column, well before nvdisasm's ~35
+    starts = {re.match(r"/\*[0-9a-f]+\*/ (@!?U?P\w+)? *", row).end() for row in rows}
+    assert len(starts) == 1 and starts.pop() < 16
+    assert not any(row.rstrip().endswith(";") for row in rows)
+    guarded = next(row for row in rows if " @" in row)
+    assert re.match(r"/\*[0-9a-f]+\*/ @!?U?P\w+ +[A-Z]", guarded)
+
+
+def test_each_pane_has_a_checkbox_that_hides_it_without_a_script():
+    bundle = bundle_of(gpulab.compile("map", negated, target="sm_90"))
+    page = render_html(bundle)
+    assert re.findall(r'class="gl-t" data-pane="(\w+)" checked', page) == ["python", "cuda", "ptx", "sass"]
+    assert ':has(.gl-t[data-pane="sass"]:not(:checked)) .gl-pane[data-pane="sass"]{display:none}' in page
+    bundle["panes"][0]["id"] = 'x"]{}</style><script>alert(1)</script>'  # an id that is not a word gets none
+    page = render_html(bundle)
+    assert "<script>alert" not in page and page.count('class="gl-t"') == 3
