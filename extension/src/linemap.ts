@@ -166,9 +166,10 @@ export class LineMap {
   counterparts(
     pane: string,
     line: number,
-    includeOwnPane = false
+    includeOwnPane = false,
+    keep: (key: string) => boolean = () => true
   ): Map<string, number[]> {
-    const keys = this.keysOf(pane, line);
+    const keys = this.keysOf(pane, line).filter(keep);
     const sets = new Map<string, Set<number>>();
     for (const key of keys) {
       const panes = this._index.get(key);

@@ -104,6 +104,7 @@ export class PaneView {
   private readonly _navCount: HTMLElement;
   private readonly _marks: HTMLElement;
   private _linkedOrder: number[] = [];
+  private _along = new Set<number>();
   private _linkedAt = -1;
 
   constructor(doc: Doc, pane: IPane, host: IPaneHost) {
@@ -374,6 +375,9 @@ export class PaneView {
     if (this._linked.has(i)) {
       line.classList.add('gpulab-linked');
     }
+    if (this._along.has(i)) {
+      line.classList.add('gpulab-along');
+    }
     if (this._active === i) {
       line.classList.add('gpulab-active');
       if (this._pinned) {
@@ -501,8 +505,21 @@ export class PaneView {
 
   // ---- link highlighting -------------------------------------------------
 
-  /** Mark `lines` (sorted) as linked to the selection; unmark the rest. */
-  setLinked(lines: readonly number[]): void {
+  /**
+   * Mark `lines` (sorted) as linked to the selection, and `along` as inlined along with it
+   * (shown faintly, not counted or marked); unmark the rest.
+   */
+  setLinked(lines: readonly number[], along: readonly number[] = []): void {
+    const faint = new Set(along);
+    for (const i of this._along) {
+      if (!faint.has(i)) {
+        this._lineEls.get(i)?.classList.remove('gpulab-along');
+      }
+    }
+    for (const i of faint) {
+      this._lineEls.get(i)?.classList.add('gpulab-along');
+    }
+    this._along = faint;
     const next = new Set(lines);
     for (const i of this._linked) {
       if (!next.has(i)) {
@@ -1196,10 +1213,19 @@ export class BuildView implements IPaneHost {
     this._selection = sel;
     this.node.classList.toggle('gpulab-selecting', sel !== null);
     const cps = sel ? this.map.counterparts(sel.pane, sel.line) : new Map<string, number[]>();
+    // A Python line names the CUDA lines it was inlined at, and every instruction there shares them:
+    // the argument loads, the stores, their address arithmetic. In PTX and SASS, light what came from
+    // the line itself (its py: key); what was inlined along with it only faintly.
+    const own =
+      sel && sel.pane === 'python'
+        ? this.map.counterparts(sel.pane, sel.line, false, key => key.startsWith('py:'))
+        : cps;
     for (const p of this._panes) {
       p.setActive(sel && sel.pane === p.id ? sel.line : null, this._pinned);
-      const lines = cps.get(p.id) ?? [];
-      p.setLinked(lines);
+      const all = cps.get(p.id) ?? [];
+      const lines = p.id === 'cuda' ? all : own.get(p.id) ?? [];
+      const strong = new Set(lines);
+      p.setLinked(lines, all.filter(i => !strong.has(i)));
       if (sel && p.id !== sel.pane && lines.length) {
         p.reveal(lines);
       }

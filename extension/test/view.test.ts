@@ -297,6 +297,24 @@ describe('a cached build', () => {
   });
 });
 
+describe('hovering a Python line', () => {
+  it('lights what came from it, and what was inlined with it only faintly', () => {
+    const b = exampleBundle();
+    b.links.python = { '0': ['py:1', 'cu:42'], '1': ['py:2', 'cu:42'] };
+    b.links.sass = { '5': ['cu:42'], '12': ['py:2', 'cu:42'], '13': ['cu:40'] };
+    view.render(b);
+    hover(line('python', 1));
+    expect(linked('sass')).toEqual([12]);
+    expect(line('sass', 5).classList.contains('gpulab-along')).toBe(true);
+    expect(line('sass', 13).classList.contains('gpulab-along')).toBe(false);
+    expect(linked('cuda')).toEqual([41]); // the line it was inlined at
+    // The def line: nothing of its own in the SASS, so nothing is lit there as if it were.
+    hover(line('python', 0));
+    expect(linked('sass')).toEqual([]);
+    expect(q('.gpulab-pane[data-pane="sass"] .gpulab-linked-nav')?.hidden).toBe(true);
+  });
+});
+
 describe('layout', () => {
   const shown = (): string[] => qa('.gpulab-pane:not([hidden])').map(e => e.dataset.pane ?? '');
 

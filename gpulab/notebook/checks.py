@@ -6,7 +6,9 @@ import numpy as np
 
 from .. import registry
 from ..bench import bench, default_initial, random_inputs
+from ..compiler.analysis.calls import CALL_KINDS
 from ..compiler.build import Build
+from ..compiler.bundle import call_kinds
 from ..device import Device
 from ..display.table import Table, format_seconds
 from ..host import compare, float64_reference
@@ -85,8 +87,12 @@ def compare_table(build: Build, other: Build, seconds: dict | None = None) -> Ta
         ``{"lto": s, "ptx": s, "where": "n=..., cuda:0"}`` measured on a GPU.
     """
     lto, ptx = (build, other) if build.options.lto else (other, build)
-    rows = [["operator CALLs", lto.operator_calls, ptx.operator_calls],
-            ["SASS instructions", lto.sass_instructions, ptx.sass_instructions]]
+    counts = [{k["kind"]: k["count"] for k in call_kinds(b)} for b in (lto, ptx)]
+    rows = [["CALLs in the SASS", lto.sass_calls, ptx.sass_calls]]
+    for kind, label in CALL_KINDS.items():  # each kind of call either build has, named
+        if any(kind in c for c in counts):
+            rows.append([f"  {label}", *(c.get(kind, 0) for c in counts)])
+    rows.append(["SASS instructions", lto.sass_instructions, ptx.sass_instructions])
     for kernel in lto.resources:
         rows.append([f"registers {kernel}", lto.resources[kernel].registers,
                      ptx.resources[kernel].registers if kernel in ptx.resources else "-"])
