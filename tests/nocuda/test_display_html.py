@@ -158,8 +158,10 @@ def _make_bundle(lto: bool = True) -> dict:
         "resources": {"gpulab_map": {"registers": 16 if lto else 24, "shared_bytes": 0, "stack_bytes": 0,
                                      "spill_stores": 0 if lto else 4, "spill_loads": 0 if lto else 2,
                                      "blocks_per_sm": 8, "occupancy": 1.0, "occupancy_limit": "threads"}},
-        "timings": {"check": 0.0004, "frontend": 0.012, "codegen": 0.0003, "nvrtc": 0.031,
-                    "link": 0.054, "disasm": 0.021},
+        "timings": [{"stage": stage, "seconds": seconds} for stage, seconds in (
+            ("check", 0.0004), ("frontend", 0.012), ("codegen", 0.0003), ("nvrtc", 0.031), ("link", 0.054),
+            ("disasm", 0.021))],
+        "build": {"origin": "built", "seconds": 0.1187, "built_at": None},
         "stats": {"sass_instructions": 15 if lto else 19, "sass_calls": 1 if lto else 3, "ptx_lines": 36},
         "compare": None,
     }
@@ -252,7 +254,7 @@ def test_bundle_text_is_escaped(bundle):
     bundle["resources"] = {"k<i>": {"registers": "<u>", "shared_bytes": 0, "stack_bytes": 0,
                                     "spill_stores": 0, "spill_loads": 0, "blocks_per_sm": 1, "occupancy": 0.5,
                                     "occupancy_limit": "<s>"}}
-    bundle["timings"] = {"<em>": 0.001}
+    bundle["timings"] = [{"stage": "<em>", "seconds": 0.001}]
     bundle["links"]["python"]["0"] = ['py:1"><script>x()</script>']
     bundle["header"] = header_of(bundle)
     out = render_html(bundle)
