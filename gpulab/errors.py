@@ -84,6 +84,18 @@ class ImpureKernelError(UserCodeError):
     """The function does something a kernel may not (I/O, mutation, unknown calls)."""
 
 
+class KernelNameError(UserCodeError, NameError):
+    """The function uses a name that is not defined (in its globals, closure or the allowed built-ins)."""
+
+
+class NestingError(UserCodeError):
+    """An expression is nested too deeply to compile (split it into several assignments)."""
+
+
+class SourceMismatchError(UserCodeError):
+    """The source gpulab can read no longer matches the function Python runs (its file changed)."""
+
+
 class FrontendError(UserCodeError):
     """numba could not type or compile the user's function."""
 

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import __future__
 import ast
+import builtins
+import dis
 import functools
 import hashlib
 import inspect
 import json
 import linecache
 import textwrap
-import weakref
 import types as pytypes
+import weakref
 from dataclasses import dataclass
 
-from .errors import KernelTypeError, SourceLocation
-from .purity import Analysis, analyse, visible_names
+import numpy as np
+
+from .errors import KernelTypeError, NestingError, SourceLocation, SourceMismatchError
+from .purity import ALLOWED_BUILTINS, Analysis, analyse, is_scalar, visible_names
 from .types import ElementType, element_type
 
 LAMBDA_NAME = "_lambda"
@@ -75,6 +80,8 @@ class Kernel:
             self._definition, self.filename, visible_names(fn),
             offset=line_offset, constants=self.constants, kernel_type=Kernel,
         )
+        _check_returns(self)
+        _check_source_matches(fn, self.source, self.first_line)
         for nested in self.analysis.kernels:
             if nested.uniforms:
                 raise KernelTypeError(
@@ -108,7 +115,8 @@ class Kernel:
             When neither annotations nor ``types`` give every parameter a type.
         """
         if types is not None:
-            return _parse_types(types, self.param_names, self.location())
+            return _with_result(_parse_types(types, self.param_names, self.location()), self.pyfunc,
+                                self.location())
         if self.declared is None:
             raise KernelTypeError(
                 f"`{self.name}` has no element types: annotate its parameters "
@@ -126,7 +134,21 @@ class Kernel:
 
     def uniform_types(self) -> tuple[ElementType, ...]:
         """Return the uniforms' element types, from their current values."""
-        return tuple(uniform_type(value) for value in self.uniform_values())
+        return self.uniform_arguments()[0]
+
+    def uniform_arguments(self) -> tuple[tuple[ElementType, ...], tuple]:
+        """Return the uniforms' element types and their current values as NumPy scalars of those types.
+
+        Raises
+        ------
+        KernelTypeError
+            When a uniform is no longer a scalar (rebound to a string or an
+            array after the kernel was checked) or its value does not fit its type.
+        """
+        values = self.uniform_values()
+        types = tuple(uniform_type(value, name, self) for name, value in zip(self.uniforms, values))
+        return types, tuple(uniform_scalar(value, element, name, self)
+                            for name, value, element in zip(self.uniforms, values, types))
 
     @functools.cached_property
     def identity(self) -> dict:
@@ -141,6 +163,7 @@ class Kernel:
             "code": _code_fingerprint(self.pyfunc.__code__),
             "uniforms": list(self.uniforms),
             "references": {name: _reference(value) for name, value in sorted(self.analysis.references.items())},
+            "attributes": {name: _reference(value) for name, value in sorted(self.analysis.attributes.items())},
         }
 
     @functools.cached_property
@@ -155,7 +178,7 @@ class Kernel:
         return f"<gpulab.Kernel {self.name}{self.declared or '(untyped)'}>"
 
     # --- what numba compiles -----------------------------------------------------
-    def parametrized(self, wrap_kernel) -> pytypes.FunctionType:
+    def parametrized(self, wrap_kernel, equivalents=None) -> pytypes.FunctionType:
         """Return the function with its uniforms appended as parameters.
 
         Parameters
@@ -163,34 +186,47 @@ class Kernel:
         wrap_kernel : callable
             Turns a nested :class:`Kernel` into what the compiler calls
             (a numba device function, a CPU jitted function).
+        equivalents : dict, optional
+            Pure functions to call in place of others (``{np.sqrt: math.sqrt}``
+            for a device that lacks a ufunc).
 
         Returns
         -------
         function
-            Compiled from the original source, with the original file name
-            and line numbers (so line info points at the user's lines);
-            free names other than uniforms are bound to their current values.
+            Compiled from the checked source, with the original file name
+            and line numbers (so line info points at the user's lines).
+            Free names other than uniforms, and module attributes such as
+            ``np.sqrt``, are bound to the values the check resolved: the
+            function reads no module and no global at run time.
         """
-        definition = ast.FunctionDef(
-            name=self._definition.name,
+        equivalents = equivalents or {}
+        definition = _definition(self.source, self.first_line, self.pyfunc)
+        bound = _bind_attributes(definition, self.analysis.attributes, set(self.param_names))
+        function = ast.FunctionDef(
+            name=definition.name,
             args=ast.arguments(
                 posonlyargs=[],
                 args=[ast.arg(arg=name) for name in [*self.param_names, *self.uniforms]],
                 kwonlyargs=[], kw_defaults=[], defaults=[],
             ),
-            body=self._definition.body,
+            body=definition.body,
             decorator_list=[],
             returns=None,
             type_params=[],
         )
-        ast.copy_location(definition, self._definition)
-        module = ast.fix_missing_locations(ast.Module(body=[definition], type_ignores=[]))
-        namespace = {
-            name: wrap_kernel(value) if isinstance(value, Kernel) else value
-            for name, value in self.analysis.references.items()
-        }
-        exec(compile(module, self.compiled_filename, "exec"), namespace)
-        return namespace[self._definition.name]
+        for node in (function, *function.args.args):
+            ast.copy_location(node, definition)
+        module = ast.Module(body=[function], type_ignores=[])
+        values = {**self.analysis.references, **bound}
+        namespace = {"__builtins__": _BUILTINS}
+        for name, value in values.items():
+            if isinstance(value, Kernel):
+                value = wrap_kernel(value)
+            elif callable(value):
+                value = equivalents.get(value, value)
+            namespace[name] = value
+        exec(compile(module, self.compiled_filename, "exec", dont_inherit=True), namespace)
+        return namespace[definition.name]
 
     @property
     def compiled_filename(self) -> str:
@@ -254,6 +290,13 @@ def _references_unchanged(kernel: Kernel) -> bool:
         current = cells[name].cell_contents if name in cells else kernel.pyfunc.__globals__.get(name, missing)
         if current is not value:
             return False
+    for dotted, value in kernel.analysis.attributes.items():
+        root, *path = dotted.split(".")
+        current = cells[root].cell_contents if root in cells else kernel.pyfunc.__globals__.get(root, missing)
+        for attr in path:
+            current = vars(current).get(attr, missing) if isinstance(current, pytypes.ModuleType) else missing
+        if current is not value:
+            return False
     return True
 
 
@@ -276,14 +319,80 @@ def _reference(value):
     return {"constant": repr(value), "type": type(value).__name__}
 
 
-def uniform_type(value) -> ElementType:
-    """Return the element type a uniform of this value is passed as."""
+def uniform_type(value, name: str = "", kernel=None) -> ElementType:
+    """Return the element type a uniform of this value is passed as.
+
+    Raises
+    ------
+    KernelTypeError
+        When ``value`` is not a scalar (a uniform rebound to a string or an array).
+    """
+    if not is_scalar(value):
+        where = f"uniform `{name}` of `{kernel.name}`" if kernel is not None else "a uniform"
+        raise KernelTypeError(
+            f"{where} now holds a {type(value).__name__}; a uniform must stay a scalar (bool, int, float, "
+            "complex or a NumPy scalar). Pass arrays as inputs of the primitive, or give the kernel's free "
+            "variable a scalar again", kernel.location() if kernel is not None else None)
     if isinstance(value, (bool, int, float, complex)):
         return element_type(type(value))
     return element_type(value.dtype)
 
 
+def uniform_scalar(value, element: ElementType, name: str = "", kernel=None):
+    """``value`` as a NumPy scalar of ``element`` (what a launch passes).
+
+    Raises
+    ------
+    KernelTypeError
+        When the value does not fit (a Python int beyond int64).
+    """
+    try:
+        return element.dtype.type(value)
+    except OverflowError:
+        where = f"uniform `{name}` of `{kernel.name}`" if kernel is not None else "a uniform"
+        raise KernelTypeError(
+            f"{where} = {value} does not fit in {element.name} (a Python int is passed as int64); "
+            f"use a value from {np.iinfo(element.dtype).min} to {np.iinfo(element.dtype).max}, or a float",
+            kernel.location() if kernel is not None else None) from None
+
+
+_BUILTINS = {name: getattr(builtins, name) for name in ALLOWED_BUILTINS}
+"""The only built-ins compiled kernel code can see (the check allows no others)."""
+_BOUND_PREFIX = "_gpulab_"
+
+
+def _bind_attributes(definition: ast.FunctionDef, attributes: dict, params: set) -> dict:
+    """Replace each checked module attribute (``np.sqrt``) in ``definition`` by a name; return their values."""
+    bound = {}
+    for node in ast.walk(definition):
+        for field, child in ast.iter_fields(node):
+            children = child if isinstance(child, list) else [child]
+            for index, item in enumerate(children):
+                dotted = _dotted(item)
+                if dotted is None or dotted not in attributes or dotted.split(".")[0] in params:
+                    continue
+                name = _BOUND_PREFIX + dotted.replace("_", "__").replace(".", "_")
+                bound[name] = attributes[dotted]
+                replacement = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), item)
+                if isinstance(child, list):
+                    child[index] = replacement
+                else:
+                    setattr(node, field, replacement)
+    return bound
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        parts.append(node.attr)
+        node = node.value
+    if not parts or not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
 def _parse(fn):
+    """The function's source, first line and definition."""
     try:
         lines, first_line = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
@@ -292,12 +401,94 @@ def _parse(fn):
             "(a function made by exec() of a string has none unless its file name is in linecache)"
         ) from exc
     source = "".join(lines)
+    return source, first_line, _definition(source, first_line, fn)
+
+
+def _definition(source: str, first_line: int, fn) -> ast.FunctionDef:
+    """Parse ``source`` (lines from ``first_line``) into the function's definition, fresh each call."""
     tree = _parse_fragment(textwrap.dedent(source), fn)
     ast.increment_lineno(tree, first_line - 1)
     definition = tree.body[0]
     if not isinstance(definition, ast.FunctionDef):
         definition = _lambda_definition(fn, tree)
-    return source, first_line, definition
+    return definition
+
+
+def _check_source_matches(fn, source: str, first_line: int) -> None:
+    """Refuse source that no longer compiles to ``fn``'s code (its file was edited after the import).
+
+    The source is compiled again, as Python compiled it (same file name, lines and
+    ``__future__`` flags), and its instructions, names, constants and lines compared.
+    """
+    code = fn.__code__
+    tree = _parse_fragment(textwrap.dedent(source), fn)
+    ast.increment_lineno(tree, first_line - 1)
+    if code.co_freevars:  # compiled inside a function that has them as locals, so they stay free
+        outer = ast.parse(f"def _gpulab_outer():\n    {' = '.join(code.co_freevars)} = None\n")
+        outer.body[0].body.extend(tree.body)
+        tree = outer
+    flags = code.co_flags & _FUTURE_FLAGS
+    try:
+        compiled = compile(tree, code.co_filename, "exec", flags=flags, dont_inherit=True)
+    except RecursionError:
+        raise NestingError(f"`{fn.__name__}` is nested too deeply for Python to compile it again: split its "
+                           "longest expression into several assignments",
+                           SourceLocation(code.co_filename, code.co_firstlineno)) from None
+    except (SyntaxError, ValueError):
+        compiled = None
+    candidates = [c for c in _code_objects(compiled) if c.co_name == code.co_name] if compiled else []
+    if not any(_same_code(c, code) for c in candidates):
+        raise SourceMismatchError(
+            f"the source of `{fn.__name__}` in {code.co_filename} (line {code.co_firstlineno}) no longer "
+            "matches the function Python runs: the file was edited after it was imported. Re-import the "
+            "module (importlib.reload) or re-run the cell, so that gpulab compiles what Python runs",
+            SourceLocation(code.co_filename, code.co_firstlineno))
+
+
+_FUTURE_FLAGS = functools.reduce(lambda a, b: a | b, (getattr(__future__, name).compiler_flag
+                                                      for name in __future__.all_feature_names))
+
+
+def _code_objects(code: pytypes.CodeType):
+    """``code`` and every code object nested in it, outermost first."""
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(c for c in current.co_consts if isinstance(c, pytypes.CodeType))
+
+
+def _same_code(a: pytypes.CodeType, b: pytypes.CodeType) -> bool:
+    """Whether two code objects run the same instructions on the same lines (and so do their nested ones)."""
+    if (a.co_names, a.co_varnames, a.co_freevars, a.co_firstlineno) != (
+            b.co_names, b.co_varnames, b.co_freevars, b.co_firstlineno):
+        return False
+    ours, theirs = _instructions(a), _instructions(b)
+    if len(ours) != len(theirs):
+        return False
+    for x, y in zip(ours, theirs):
+        if isinstance(x[1], pytypes.CodeType) and isinstance(y[1], pytypes.CodeType):
+            if x[0] != y[0] or x[2] != y[2] or not _same_code(x[1], y[1]):
+                return False
+        elif x != y or type(x[1]) is not type(y[1]):
+            return False
+    return True
+
+
+_SAME_OPERATION = {"LOAD_METHOD": "LOAD_ATTR"}
+"""CPython emits either for ``module.function(...)``, depending on how the module's name was bound
+(and pushes the NULL of a call separately or not): the same operation."""
+_IGNORED = frozenset({"CACHE", "PUSH_NULL"})
+
+
+def _instructions(code: pytypes.CodeType) -> list[tuple]:
+    """``(operation, argument, line)`` per instruction, jumps as instruction indices, caches and NULLs left out."""
+    instructions = [i for i in dis.get_instructions(code) if i.opname not in _IGNORED]
+    index = {instruction.offset: n for n, instruction in enumerate(instructions)}
+    return [(_SAME_OPERATION.get(i.opname, i.opname),
+             index.get(i.argval) if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs else i.argval,
+             i.positions.lineno if i.positions else None)
+            for i in instructions]
 
 
 def _parse_fragment(text: str, fn) -> ast.Module:
@@ -326,13 +517,14 @@ def _lambda_definition(fn, tree) -> ast.FunctionDef:
     node = lambdas[0]
     definition = ast.FunctionDef(name=LAMBDA_NAME, args=node.args, body=[ast.Return(node.body)],
                                  decorator_list=[], returns=None, type_params=[])
-    return ast.fix_missing_locations(ast.copy_location(definition, node))
+    ast.copy_location(definition.body[0], node.body)
+    return ast.copy_location(definition, node)
 
 
 def _declared_signature(fn, types, names, location) -> Signature | None:
     if types is not None:
-        return _parse_types(types, names, location)
-    annotations = {name: _annotation_value(fn, value) for name, value in inspect.get_annotations(fn).items()}
+        return _with_result(_parse_types(types, names, location), fn, location)
+    annotations = _annotations(fn, location)
     if not all(name in annotations for name in names):
         return None
     result = annotations.get("return")
@@ -345,14 +537,52 @@ def _declared_signature(fn, types, names, location) -> Signature | None:
         raise KernelTypeError(exc.message, location) from None
 
 
-def _annotation_value(fn, annotation):
-    """A string annotation is a type name (``"f32"``) or, failing that, an expression."""
+def _with_result(signature: Signature, fn, location) -> Signature:
+    """``signature``, with the annotated return type when ``types=`` gave none."""
+    if signature.result is not None:
+        return signature
+    result = _annotations(fn, location).get("return")
+    try:
+        return Signature(signature.args, element_type(result)) if result is not None else signature
+    except KernelTypeError as exc:
+        raise KernelTypeError(exc.message, location) from None
+
+
+def _annotations(fn, location) -> dict:
+    return {name: _annotation_value(fn, value, location) for name, value in inspect.get_annotations(fn).items()}
+
+
+def _annotation_value(fn, annotation, location):
+    """A string annotation is a type name (``"f32"``) or a dotted name (``"np.float32"``), never evaluated.
+
+    ``from __future__ import annotations`` makes every annotation a string; the
+    name is looked up in the function's closure and globals and in module dicts.
+    """
     if not isinstance(annotation, str):
         return annotation
     try:
         return element_type(annotation)
     except KernelTypeError:
-        return eval(annotation, fn.__globals__)  # what `from __future__ import annotations` defers
+        pass
+    try:
+        node = ast.parse(annotation.strip(), mode="eval").body
+    except SyntaxError:
+        node = None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # "'f32'": a quoted name, postponed
+        return _annotation_value(fn, node.value, location)
+    dotted = _dotted(node) if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+    missing = object()
+    value = missing
+    if dotted is not None:
+        root, *path = dotted.split(".")
+        value = visible_names(fn).get(root, missing)
+        for attr in path:
+            value = vars(value).get(attr, missing) if isinstance(value, pytypes.ModuleType) else missing
+    if value is missing:
+        raise KernelTypeError(
+            f"the annotation {annotation!r} is not an element type: use a type name ('f32', 'float32') or a "
+            "name bound to a dtype (np.float32, gpulab.f32, a structured dtype assigned to a name)", location)
+    return value
 
 
 def _parse_types(types, names, location) -> Signature:
@@ -372,3 +602,30 @@ def _parse_types(types, names, location) -> Signature:
         return Signature(tuple(element_type(t) for t in types), element_type(result) if result else None)
     except KernelTypeError as exc:
         raise KernelTypeError(exc.message, location) from None
+
+
+def _check_returns(kernel: Kernel) -> None:
+    """Refuse a body that can end without ``return value`` (the host would make NaN, the device refuses)."""
+    definition = kernel._definition
+    if not _always_returns(definition.body):
+        last = definition.body[-1]
+        raise KernelTypeError(
+            f"`{kernel.name}` can reach its end without returning a value: every path of a kernel must "
+            "end in `return <value>`", kernel.location(getattr(last, "end_lineno", None) or last.lineno))
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Return) and node.value is None:
+            raise KernelTypeError(f"`{kernel.name}` returns nothing here: a kernel returns a value",
+                                  kernel.location(node.lineno))
+
+
+def _always_returns(body) -> bool:
+    """Whether every path through the statements ``body`` ends in a ``return``."""
+    for statement in body:
+        if isinstance(statement, ast.Return):
+            return True
+        if isinstance(statement, ast.If) and _always_returns(statement.body) and _always_returns(statement.orelse):
+            return True
+        if (isinstance(statement, ast.While) and isinstance(statement.test, ast.Constant) and statement.test.value
+                and not any(isinstance(n, ast.Break) for n in ast.walk(statement))):
+            return True  # `while True:` without break leaves only by return
+    return False

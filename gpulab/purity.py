@@ -1,28 +1,121 @@
 """The purity check: what a kernel may read, call and change, decided from its AST.
 
-It fails closed: anything it cannot prove harmless (an unknown call, a
-mutation, I/O) is refused before numba runs, with the file and line.
-Free variables are classified here: scalars become *uniforms* (kernel
-parameters set at launch), modules and other kernels are *references*,
-and anything else is refused.
+It fails closed: a kernel may use only the statements and expressions listed
+here, call only what is known pure by identity (the functions of
+:data:`MATH_FUNCTIONS` and :data:`CMATH_FUNCTIONS`, the NumPy ufuncs of
+:data:`NUMPY_UFUNCS`, the element types' scalar types, a few built-ins and
+other checked kernels), and read only its own values, their attributes (a
+record's fields, ``.real``), scalars and the constants of math, cmath and
+NumPy. Everything else is refused before anything runs, with the file and
+line. Free variables are classified here: scalars become *uniforms* (kernel
+parameters set at launch); pure functions, constants and other kernels are
+*references*, bound by value when the kernel is compiled (a module attribute
+such as ``np.sqrt`` is resolved once, here, and never looked up again).
+
+The check walks the tree with an explicit stack, so a long expression is no
+deeper for it than a short one. ``docs/security.md`` says what it allows.
 """
 
 from __future__ import annotations
 
 import ast
-import numbers
+import builtins
+import cmath
+import functools
+import math
 import types
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ImpureKernelError, SourceLocation
+from .errors import ImpureKernelError, KernelNameError, NestingError, SourceLocation
+from .types import SCALAR_TYPES
 
 ALLOWED_BUILTINS = frozenset(
     {"abs", "min", "max", "int", "float", "bool", "complex", "round", "pow", "divmod", "range", "len"}
 )
 IO_BUILTINS = frozenset({"print", "open", "input", "exec", "eval", "compile", "breakpoint", "__import__"})
 ALLOWED_METHODS = frozenset({"conjugate"})
+
+# What numba-cuda lowers for the device (tests/nocuda/security/test_purity.py compiles every one for sm_90).
+MATH_FUNCTIONS = frozenset({
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "degrees",
+    "erf", "erfc", "exp", "expm1", "fabs", "floor", "fmod", "gamma", "hypot", "isfinite", "isinf", "isnan",
+    "ldexp", "lgamma", "log", "log10", "log1p", "log2", "pow", "radians", "remainder", "sin", "sinh", "sqrt",
+    "tan", "tanh", "trunc",
+})
+CMATH_FUNCTIONS = frozenset({
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "isfinite", "isinf", "isnan",
+    "log", "log10", "phase", "rect", "sin", "sinh", "sqrt", "tan", "tanh",
+})
+# NumPy ufuncs numba-cuda lowers for scalars, and those the frontend maps to a math function
+# (compiler/frontend.py, DEVICE_EQUIVALENTS).
+NUMPY_UFUNCS = frozenset({
+    "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "conjugate", "cos", "cosh", "deg2rad", "degrees", "divide", "equal", "fmax", "fmin",
+    "greater", "greater_equal", "hypot", "invert", "isnan", "left_shift", "less", "less_equal", "log",
+    "log10", "log2", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum",
+    "not_equal", "rad2deg", "radians", "right_shift", "sin", "sinh", "tan", "tanh",
+    "sqrt", "exp", "expm1", "log1p", "fabs", "absolute", "copysign", "isinf", "isfinite",
+})
+MAX_NESTING = 800
+"""How deeply a kernel's syntax may nest (a sum of n terms nests n deep): CPython compiles a tree of
+about 1000 levels at most, and gpulab compiles the kernel again for each backend."""
+CONSTANT_MODULES = (math, cmath, np)
+"""Modules whose scalar attributes (``math.pi``, ``np.inf``) a kernel may read: they never change."""
+
+_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.For, ast.While, ast.Break,
+               ast.Continue, ast.Pass, ast.Expr)
+_EXPRESSIONS = (ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.IfExp, ast.Compare, ast.Call, ast.Constant,
+                ast.Attribute, ast.Subscript, ast.Name, ast.Tuple, ast.Starred, ast.Slice, ast.NamedExpr)
+_PARTS = (ast.operator, ast.boolop, ast.unaryop, ast.cmpop, ast.expr_context, ast.keyword)
+ALLOWED_NODES = _STATEMENTS + _EXPRESSIONS + _PARTS
+"""Every kind of syntax a kernel may contain; anything else is refused."""
+
+_REFUSALS = {
+    ast.Global: "a kernel may not declare global variables; return a value instead",
+    ast.Nonlocal: "a kernel may not declare nonlocal variables; return a value instead",
+    ast.Import: "a kernel may not import; import at module level and use the module inside",
+    ast.ImportFrom: "a kernel may not import; import at module level and use the module inside",
+    ast.Delete: "a kernel may not delete names or items",
+    ast.Raise: "a kernel may not raise; return a value that signals the case instead",
+    ast.Assert: "a kernel may not assert (an assert raises); return a value that signals the case instead",
+    ast.Try: "a kernel may not use try/except",
+    ast.With: "a kernel may not use with (a context manager runs code the checker cannot see)",
+    ast.FunctionDef: "define helpers at module level with @gpulab.kernel, not inside a kernel",
+    ast.AsyncFunctionDef: "define helpers at module level with @gpulab.kernel, not inside a kernel",
+    ast.Lambda: "define helpers at module level with @gpulab.kernel, not inside a kernel",
+    ast.ClassDef: "define helpers at module level with @gpulab.kernel, not inside a kernel",
+    ast.Yield: "a kernel returns one value; it may not yield",
+    ast.YieldFrom: "a kernel returns one value; it may not yield",
+    ast.Await: "a kernel returns one value; it may not await",
+    ast.JoinedStr: "a kernel computes numbers; it may not format strings",
+    ast.List: "a kernel may not build a list (the device has none); use a tuple",
+    ast.ListComp: "a kernel may not build a list (the device has none); use a loop or a tuple",
+    ast.Dict: "a kernel may not build a dict (the device has none)",
+    ast.Set: "a kernel may not build a set (the device has none)",
+}
+
+
+@functools.cache
+def pure_values() -> dict[int, object]:
+    """Every function and type a kernel may call, by ``id``: checked by identity, never by kind."""
+    found = [getattr(math, name) for name in MATH_FUNCTIONS]
+    found += [getattr(cmath, name) for name in CMATH_FUNCTIONS]
+    found += [getattr(np, name) for name in NUMPY_UFUNCS]
+    found += list(SCALAR_TYPES)
+    return {id(value): value for value in found}
+
+
+def is_pure_callable(value) -> bool:
+    """Whether ``value`` is one of :func:`pure_values` (a ``np.frompyfunc`` ufunc is not)."""
+    return pure_values().get(id(value)) is value
+
+
+def is_scalar(value) -> bool:
+    """Whether ``value`` can be a uniform: exactly a Python bool, int, float or complex, or a NumPy scalar
+    of an element type (subclasses are refused: their arithmetic could run any code)."""
+    return type(value) in (bool, int, float, complex) or type(value) in SCALAR_TYPES
 
 
 @dataclass
@@ -34,34 +127,20 @@ class Analysis:
     uniforms : list of str
         Free scalar variables, in order of first use: kernel parameters.
     references : dict
-        Other free names (modules, pure functions, nested kernels, frozen
-        constants) and their values, as the compiled code must see them.
+        Free names that are pure functions, nested kernels or frozen constants, and their values.
+    attributes : dict
+        Dotted module attributes the body uses (``"np.sqrt"``), resolved once, and their values.
     kernels : list
         Nested gpulab kernels the body calls.
     """
 
     uniforms: list[str] = field(default_factory=list)
     references: dict[str, object] = field(default_factory=dict)
+    attributes: dict[str, object] = field(default_factory=dict)
     kernels: list = field(default_factory=list)
 
 
-def is_scalar(value) -> bool:
-    """Whether ``value`` can be a uniform (a Python or NumPy bool, int, float or complex)."""
-    return isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, np.void)
-
-
-def is_pure_callable(value) -> bool:
-    """Whether ``value`` is a callable known to be pure (math, cmath, NumPy ufuncs and scalar types)."""
-    if isinstance(value, np.ufunc):
-        return True
-    if isinstance(value, type) and issubclass(value, np.generic):
-        return True
-    if isinstance(value, types.BuiltinFunctionType) and value.__module__ in ("math", "cmath"):
-        return True
-    return False
-
-
-class _Checker(ast.NodeVisitor):
+class _Checker:
     def __init__(self, function: ast.FunctionDef, filename: str, namespace, offset, constants, kernel_type):
         self.filename = filename
         self.namespace = namespace
@@ -74,171 +153,204 @@ class _Checker(ast.NodeVisitor):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 self.locals.add(node.id)
 
-    def refuse(self, node: ast.AST, message: str):
+    def refuse(self, node: ast.AST, message: str, error=ImpureKernelError):
         location = SourceLocation(self.filename, node.lineno, node.col_offset, self.offset)
-        raise ImpureKernelError(message, location)
+        raise error(message, location)
 
-    # --- statements a kernel may not contain -------------------------------
-    def visit_Global(self, node):
-        self.refuse(node, "a kernel may not declare global variables; return a value instead")
+    def check(self, body) -> Analysis:
+        """Check every node of ``body``, depth first in source order, with an explicit stack."""
+        stack = [(node, 1) for node in reversed(body)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_NESTING:
+                self.refuse(node, f"this expression is nested more than {MAX_NESTING} levels deep, more than "
+                                  "Python's compiler takes from gpulab: split it into several assignments "
+                                  "(s = a + b, then s = s + c, ...)", NestingError)
+            children = self.visit(node)
+            children = list(ast.iter_child_nodes(node)) if children is None else children
+            stack.extend((child, depth + 1) for child in reversed(children))
+        return self.analysis
 
-    def visit_Nonlocal(self, node):
-        self.refuse(node, "a kernel may not declare nonlocal variables; return a value instead")
+    def visit(self, node):
+        """Refuse ``node`` or return the children still to check (``None``: all of them)."""
+        if not isinstance(node, ALLOWED_NODES):
+            message = _REFUSALS.get(type(node), f"a kernel may not use {type(node).__name__} "
+                                                "(gpulab allows arithmetic, comparisons, if, for, while and calls "
+                                                "of pure functions)")
+            self.refuse(node, message)
+        handler = getattr(self, f"visit_{type(node).__name__}", None)
+        return handler(node) if handler else None
 
-    def visit_Import(self, node):
-        self.refuse(node, "a kernel may not import; import at module level and use the module inside")
-
-    visit_ImportFrom = visit_Import
-
-    def visit_Delete(self, node):
-        self.refuse(node, "a kernel may not delete names or items")
-
-    def visit_Raise(self, node):
-        self.refuse(node, "a kernel may not raise; return a value that signals the case instead")
-
-    def visit_Try(self, node):
-        self.refuse(node, "a kernel may not use try/except")
-
-    visit_With = visit_Try
-
-    def _nested_definition(self, node):
-        self.refuse(node, "define helpers at module level with @gpulab.kernel, not inside a kernel")
-
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _nested_definition
-
-    def visit_Yield(self, node):
-        self.refuse(node, "a kernel returns one value; it may not yield")
-
-    visit_YieldFrom = visit_Await = visit_Yield
-
+    # --- assignments -----------------------------------------------------------
     def _check_targets(self, targets):
         for target in targets:
             for node in ast.walk(target):
                 if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
-                    what = ast.unparse(node)
-                    self.refuse(
-                        node,
-                        f"a kernel may not mutate `{what}`; kernels are pure: build and return a new value",
-                    )
+                    self.refuse(node, f"a kernel may not mutate `{_text(node)}`; kernels are pure: "
+                                      "build and return a new value")
 
     def visit_Assign(self, node):
         self._check_targets(node.targets)
-        self.generic_visit(node)
 
     def visit_AugAssign(self, node):
         self._check_targets([node.target])
-        self.generic_visit(node)
 
     def visit_AnnAssign(self, node):
         self._check_targets([node.target])
-        if node.value is not None:
-            self.visit(node.value)
+        return [node.target] + ([node.value] if node.value is not None else [])  # not the annotation
 
-    # --- calls ---------------------------------------------------------------
+    # --- calls -----------------------------------------------------------------
     def visit_Call(self, node):
         func = node.func
+        arguments = [*node.args, *node.keywords]
         if isinstance(func, ast.Name):
             self._check_named_call(node, func.id)
-        elif isinstance(func, ast.Attribute):
-            self._check_attribute_call(node, func)
-        else:
-            self.refuse(node, f"a kernel may not call `{ast.unparse(func)}`")
-        for argument in [*node.args, *node.keywords]:
-            self.visit(argument)
+            return arguments
         if isinstance(func, ast.Attribute):
-            self.visit(func.value)
+            chain = _attribute_chain(func)
+            if chain is None or chain[0] in self.locals or self._is_uniform(chain[0]):
+                if func.attr not in ALLOWED_METHODS:
+                    self.refuse(node, f"a kernel may not call the method `.{func.attr}()`; "
+                                      f"only {', '.join(sorted(ALLOWED_METHODS))} is known to be pure")
+                return [func.value, *arguments]
+            self._check_callable(node, ".".join(chain), self._resolve_chain(func, chain))
+            return arguments
+        self.refuse(node, f"a kernel may not call `{_text(func)}`: call a named pure function")
 
     def _check_named_call(self, node, name):
         if name in self.locals:
             self.refuse(node, f"`{name}` is a local value, not a function the checker can see")
         found, value = self._lookup(name)
         if not found:
-            if name in IO_BUILTINS:
-                self.refuse(node, f"a kernel may not call `{name}` (I/O or dynamic code); kernels are pure")
             if name in ALLOWED_BUILTINS:
                 return
-            self.refuse(node, f"`{name}` is not defined, or is a built-in a kernel may not call")
+            self._refuse_unknown(node, name)
         self._check_callable(node, name, value)
-
-    def _check_attribute_call(self, node, func: ast.Attribute):
-        chain = _attribute_chain(func)
-        if chain is None or chain[0] in self.locals:
-            if func.attr in ALLOWED_METHODS:
-                return
-            self.refuse(node, f"a kernel may not call the method `.{func.attr}()`")
-        found, value = self._lookup(chain[0])
-        if not found:
-            self.refuse(node, f"`{chain[0]}` is not defined")
-        for attr in chain[1:]:
-            if not isinstance(value, types.ModuleType):
-                self.refuse(node, f"a kernel may not call `{ast.unparse(func)}`")
-            value = getattr(value, attr, None)
-        self._reference(chain[0])
-        self._check_callable(node, ast.unparse(func), value)
+        if name not in self.analysis.references:
+            self.analysis.references[name] = value
 
     def _check_callable(self, node, name, value):
         if isinstance(value, self.kernel_type):
             if value not in self.analysis.kernels:
                 self.analysis.kernels.append(value)
-            if "." not in name:
-                self.analysis.references[name] = value
             return
         if is_pure_callable(value):
-            if "." not in name:
-                self.analysis.references[name] = value
             return
         if isinstance(value, types.FunctionType):
-            self.refuse(
-                node,
-                f"`{name}` is a plain Python function; decorate it with @gpulab.kernel "
-                "so it is checked and compiled too",
-            )
-        self.refuse(node, f"a kernel may not call `{name}`: only math, cmath, NumPy ufuncs, "
-                          "NumPy scalar types and other gpulab kernels are known to be pure")
+            self.refuse(node, f"`{name}` is a plain Python function; decorate it with @gpulab.kernel "
+                              "so it is checked and compiled too")
+        if isinstance(value, np.ufunc) and vars(np).get(value.__name__) is value:
+            self.refuse(node, f"`{name}` is not a NumPy ufunc the device can compute (numba-cuda has no "
+                              f"{value.__name__}); use a math function or arithmetic instead")
+        self.refuse(node, f"a kernel may not call `{name}`: only the math and cmath functions, NumPy ufuncs "
+                          "and scalar types the device supports, a few built-ins and other gpulab kernels "
+                          "are known to be pure (docs/security.md lists them)")
 
-    # --- free variables ------------------------------------------------------
+    # --- names and attributes --------------------------------------------------
     def visit_Name(self, node):
         if not isinstance(node.ctx, ast.Load) or node.id in self.locals:
             return
         found, value = self._lookup(node.id)
         if not found:
-            if node.id in ALLOWED_BUILTINS or node.id in ("True", "False", "None"):
+            if node.id in ALLOWED_BUILTINS:
                 return
-            self.refuse(node, f"`{node.id}` is not defined")
+            self._refuse_unknown(node, node.id)
         if is_scalar(value):
             if node.id in self.constants:
                 self.analysis.references[node.id] = value
             elif node.id not in self.analysis.uniforms:
                 self.analysis.uniforms.append(node.id)
             return
-        if isinstance(value, types.ModuleType) or is_pure_callable(value) or isinstance(value, self.kernel_type):
+        if is_pure_callable(value) or isinstance(value, self.kernel_type):
             self.analysis.references[node.id] = value
+            if isinstance(value, self.kernel_type) and value not in self.analysis.kernels:
+                self.analysis.kernels.append(value)
             return
+        if isinstance(value, types.ModuleType):
+            self.refuse(node, f"`{node.id}` is a module: a kernel may use its pure functions and constants "
+                              f"(`{node.id}.sqrt(x)`, `{node.id}.pi`), not the module itself")
         self.refuse(
             node,
             f"free variable `{node.id}` is a {type(value).__name__}; a kernel may capture only "
-            "scalars (passed at launch as uniforms), math/NumPy modules and other kernels. "
+            "scalars (passed at launch as uniforms), pure functions and other kernels. "
             "Pass arrays as inputs of the primitive instead",
         )
 
     def visit_Attribute(self, node):
         chain = _attribute_chain(node)
-        if chain and chain[0] not in self.locals:
-            found, value = self._lookup(chain[0])
-            if found and isinstance(value, types.ModuleType):
-                self._reference(chain[0])
-                return
-        self.generic_visit(node)
+        if chain is None or chain[0] in self.locals or self._is_uniform(chain[0]):
+            _refuse_dunder(self, node, chain)
+            return None
+        value = self._resolve_chain(node, chain)
+        if not (_is_constant(chain, value, self.namespace) or is_pure_callable(value)
+                or isinstance(value, self.kernel_type)):
+            self.refuse(node, f"a kernel may not read `{'.'.join(chain)}`: of modules it may read only "
+                              "pure functions and the constants of math, cmath and NumPy. Assign the value "
+                              "to a name outside the kernel to pass it as a uniform")
+        if isinstance(value, self.kernel_type) and value not in self.analysis.kernels:
+            self.analysis.kernels.append(value)
+        return []
 
-    def _reference(self, name):
+    def _resolve_chain(self, node, chain):
+        """The value of a dotted name rooted in a module, read from module dicts (no ``__getattr__`` runs)."""
+        found, value = self._lookup(chain[0])
+        if not found:
+            self._refuse_unknown(node, chain[0])
+        dotted = ".".join(chain)
+        for depth, attr in enumerate(chain[1:], start=1):
+            if not isinstance(value, types.ModuleType):
+                self.refuse(node, f"a kernel may not read `{dotted}`: `{'.'.join(chain[:depth])}` is a "
+                                  f"{type(value).__name__}; a kernel reads attributes of its own values "
+                                  "and of modules only")
+            if attr.startswith("_"):
+                self.refuse(node, f"a kernel may not read `{dotted}`: `{attr}` is private to its module")
+            module, value = value, vars(value).get(attr, _MISSING)
+            if value is _MISSING and "__getattr__" in vars(module):
+                self.refuse(node, f"a kernel may not read `{dotted}`: `{'.'.join(chain[:depth + 1])}` is no "
+                                  "function gpulab knows to be pure (the module makes it on demand, if at all)")
+            if value is _MISSING:
+                self.refuse(node, f"`{'.'.join(chain[:depth + 1])}` is not defined", KernelNameError)
+        if isinstance(value, types.ModuleType):
+            self.refuse(node, f"`{dotted}` is a module: a kernel may use its pure functions and constants, "
+                              "not the module itself")
+        self.analysis.attributes[dotted] = value
+        return value
+
+    def _is_uniform(self, name) -> bool:
         found, value = self._lookup(name)
-        if found:
-            self.analysis.references[name] = value
+        if found and is_scalar(value):
+            self.visit_Name(ast.Name(id=name, ctx=ast.Load()))
+            return True
+        return False
+
+    def _refuse_unknown(self, node, name):
+        if name in IO_BUILTINS:
+            self.refuse(node, f"a kernel may not use `{name}` (I/O or dynamic code); kernels are pure")
+        if hasattr(builtins, name):
+            self.refuse(node, f"`{name}` is a built-in a kernel may not use; it may call "
+                              f"{', '.join(sorted(ALLOWED_BUILTINS))}")
+        self.refuse(node, f"name `{name}` is not defined", KernelNameError)
 
     def _lookup(self, name):
         if name in self.namespace:
             return True, self.namespace[name]
         return False, None
+
+
+_MISSING = object()
+
+
+def _refuse_dunder(checker: _Checker, node: ast.Attribute, chain):
+    for attr in chain[1:] if chain else [node.attr]:
+        if attr.startswith("__"):
+            checker.refuse(node, f"a kernel may not read `.{attr}`; it reads its values' fields "
+                                 "(a record's, `.real`, `.imag`) only")
+
+
+def _is_constant(chain, value, namespace) -> bool:
+    root = namespace.get(chain[0])
+    return len(chain) == 2 and any(root is module for module in CONSTANT_MODULES) and (
+        type(value) in (bool, int, float, complex))
 
 
 def _attribute_chain(node: ast.Attribute):
@@ -252,7 +364,16 @@ def _attribute_chain(node: ast.Attribute):
     return parts[::-1]
 
 
-def analyse(function: ast.FunctionDef, filename: str, namespace: dict, *, offset=0, constants=(), kernel_type=type(None)) -> Analysis:
+def _text(node: ast.AST) -> str:
+    """The source of a small node, for messages (a node too deep to unparse is named by its kind)."""
+    try:
+        return ast.unparse(node)
+    except RecursionError:
+        return type(node).__name__
+
+
+def analyse(function: ast.FunctionDef, filename: str, namespace: dict, *, offset=0, constants=(),
+            kernel_type=type(None)) -> Analysis:
     """Check ``function`` for purity and classify its free variables.
 
     Parameters
@@ -274,11 +395,10 @@ def analyse(function: ast.FunctionDef, filename: str, namespace: dict, *, offset
     ------
     ImpureKernelError
         On the first thing a kernel may not do, naming its line.
+    KernelNameError
+        For a name that is not defined.
     """
-    checker = _Checker(function, filename, namespace, offset, constants, kernel_type)
-    for statement in function.body:
-        checker.visit(statement)
-    return checker.analysis
+    return _Checker(function, filename, namespace, offset, constants, kernel_type).check(function.body)
 
 
 def visible_names(fn) -> dict:

@@ -9,10 +9,13 @@ themselves, so they also work as casts inside a kernel (``f32(x)``).
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import cxx
 from .errors import KernelTypeError
 
 bool_ = np.bool_
@@ -49,6 +52,9 @@ _OPAQUE = {"float16": (2, "unsigned short bits;"), "complex64": (8, "float re, i
 """name -> (alignment, members) of the storage struct."""
 
 _PYTHON_TYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+SCALAR_TYPES = tuple(np.dtype(name).type for name in (*_SCALAR_CXX, *_OPAQUE_CXX))
+"""The NumPy scalar types of the element types (``np.float32``, ...): casts a kernel may call."""
 
 
 @dataclass(frozen=True)
@@ -159,20 +165,34 @@ def _record_alignment(dtype: np.dtype) -> int:
     return max(_from_dtype(field[0]).alignment for field in dtype.fields.values())
 
 
+_GENERATED_MEMBER = re.compile(r"(pad|field)\d+|pad_end")
+"""Member names the generated structs use themselves: a field of that name is renamed."""
+
+
 def _record_type(dtype: np.dtype) -> ElementType:
-    """A struct with the dtype's size and alignment, fields at their offsets."""
+    """A struct with the dtype's size and alignment, fields at their offsets.
+
+    Field names become C++ names only when :func:`gpulab.cxx.identifier` accepts
+    them (else ``field<N>``); the struct's name carries a digest of the dtype, so
+    two records with the same field names but other layouts never share a name.
+    """
     fields = sorted(dtype.fields.items(), key=lambda item: item[1][1])
-    name = "record_" + "_".join(field_name for field_name, _ in fields)
+    names = [f"field{index}" if _GENERATED_MEMBER.fullmatch(field_name) else cxx.identifier(field_name, f"field{index}")
+             for index, (field_name, _) in enumerate(fields)]
+    readable = "_".join(member for member, (field_name, _) in zip(names, fields) if member == field_name)
+    digest = hashlib.sha256(str(np.lib.format.dtype_to_descr(dtype)).encode()).hexdigest()[:8]
+    name = f"record_{readable}_{digest}" if readable and len(readable) <= 40 else f"record_{digest}"
     lines = []
     position = 0
-    for index, (field_name, (field_dtype, offset, *_)) in enumerate(fields):
+    for index, ((field_name, (field_dtype, offset, *_)), member) in enumerate(zip(fields, names)):
         field = _from_dtype(field_dtype)
         if offset > position:
             lines.append(f"    unsigned char pad{index}[{offset - position}];")
+        note = f"  // {cxx.comment(field_name)}: {field.name}" if member != field_name else f"  // {field.name}"
         if field.is_record or not dtype.isalignedstruct:
-            lines.append(f"    unsigned char {field_name}[{field.itemsize}];  // {field.name}")
+            lines.append(f"    unsigned char {member}[{field.itemsize}];{note}")
         else:
-            lines.append(f"    {field.cxx} {field_name};")
+            lines.append(f"    {field.cxx} {member};{note}")
         position = offset + field.itemsize
     if dtype.itemsize > position:
         lines.append(f"    unsigned char pad_end[{dtype.itemsize - position}];")

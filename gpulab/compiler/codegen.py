@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
+from .. import cxx
 from ..registry import Primitive
 from ..types import ElementType, cxx_definitions
 from .parameters import Parameter, kernel_parameters
@@ -150,6 +151,7 @@ def _piece(name: str) -> str:
 
 
 def _header(primitive, name, target, index_bits) -> str:
+    name = cxx.comment(name)
     return (
         f"// gpulab: {primitive} with `{name}`, for {target}. Generated CUDA C++.\n"
         f"// The operator `{name}` is compiled from Python separately (numba) and\n"
@@ -191,7 +193,7 @@ def _types(primitive, inputs, result, uniforms) -> str:
             lines.append(f"typedef {element.cxx} {name};  // {element.name}")
     lines.append("")
     lines.append("// Uniforms: the function's free scalar variables, passed at launch.")
-    fields = [f"    {t.cxx} {_uniform_field(n)};" for n, t in uniforms]
+    fields = [f"    {t.cxx} {_uniform_field(i, n)};  // {cxx.comment(n)}" for i, (n, t) in enumerate(uniforms)]
     lines.append("struct Uniforms {" + ("\n" + "\n".join(fields) + "\n" if fields else "") + "};")
     return "\n".join(lines) + "\n"
 
@@ -203,8 +205,9 @@ def _typedefs(primitive, inputs, result) -> dict[str, ElementType]:
     return {"value_t": inputs[0], "out_t": inputs[0]}
 
 
-def _uniform_field(name: str) -> str:
-    return f"u_{name}"
+def _uniform_field(index: int, name: str) -> str:
+    """The C++ member of uniform ``name``: ``u_<name>`` when that is a plain identifier, else ``u<index>``."""
+    return cxx.identifier(f"u_{name}", f"u{index}")
 
 
 def _accessors(primitive, inputs, result, iota) -> str:
@@ -266,12 +269,13 @@ def _operator(primitive, name, inputs, result, uniforms) -> str:
         params = [("value_t", param) for param in call.params]
     result_type, wrapper = call.returns, call.wrapper
     pointer_params = [f"{result_type}* result"] + [f"const {t}* {n}" for t, n in params]
-    pointer_params += [f"const {t.cxx}* {_uniform_field(n)}" for n, t in uniforms]
-    arguments = ["&result"] + [f"&{n}" for _, n in params] + [f"&u.{_uniform_field(n)}" for n, _ in uniforms]
+    members = [_uniform_field(i, n) for i, (n, _) in enumerate(uniforms)]
+    pointer_params += [f"const {t.cxx}* {member}" for member, (_, t) in zip(members, uniforms)]
+    arguments = ["&result"] + [f"&{n}" for _, n in params] + [f"&u.{member}" for member in members]
     value_params = ", ".join(f"{t} {n}" for t, n in params)
     return (
         "// ---- The operator ---------------------------------------------------------------\n"
-        f"// `{name}`, compiled from Python by numba into op.ltoir (or op.ptx). It takes\n"
+        f"// `{cxx.comment(name)}`, compiled from Python by numba into op.ltoir (or op.ptx). It takes\n"
         "// every value by pointer; the status word of numba's C ABI is not used.\n"
         f"extern \"C\" __device__ long long gpulab_op({', '.join(pointer_params)});\n\n"
         f"__device__ __forceinline__ {result_type} {wrapper}({value_params}, const Uniforms& u) {{\n"

@@ -10,11 +10,14 @@ type, records included; after link-time optimisation they vanish.
 from __future__ import annotations
 
 import linecache
+import math
 import os
 import re
 import threading
 import warnings
 from dataclasses import dataclass
+
+import numpy as np
 
 from .._numba_compat import compiling_for, fix_debuginfo_flags
 from ..errors import FrontendError, KernelTypeError, SourceLocation
@@ -24,6 +27,11 @@ from .artifacts import Artifact
 from .target import Target
 
 OP_NAME = "gpulab_op"
+DEVICE_EQUIVALENTS = {
+    np.sqrt: math.sqrt, np.exp: math.exp, np.expm1: math.expm1, np.log1p: math.log1p, np.fabs: math.fabs,
+    np.absolute: abs, np.copysign: math.copysign, np.isinf: math.isinf, np.isfinite: math.isfinite,
+}
+"""NumPy ufuncs numba-cuda does not lower, and the math function of the same result type it does."""
 WRAPPER_FILENAME = "<gpulab-operator-wrapper>"
 _LOCK = threading.RLock()
 
@@ -128,7 +136,7 @@ def _ltoir_of(library, kernel) -> bytes:
 def _device_function(kernel):
     from numba import cuda
 
-    return cuda.jit(device=True, lineinfo=True)(kernel.parametrized(_device_function))
+    return cuda.jit(device=True, lineinfo=True)(kernel.parametrized(_device_function, DEVICE_EQUIVALENTS))
 
 
 def _wrapper(n_args, n_uniforms, value_types, result_type, inferred, user):

@@ -20,7 +20,7 @@ import numpy as np
 from .. import registry
 from ..errors import HostArrayError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
-from ..kernel import Kernel, Signature, as_kernel, uniform_type
+from ..kernel import Kernel, Signature, as_kernel
 from ..lru import LRU
 from ..types import ElementType, element_type
 
@@ -80,11 +80,10 @@ def operator_for(kernel: Kernel, signature: Signature) -> tuple[HostOperator, tu
     uniforms : tuple
         The uniforms' current values as NumPy scalars of their element types.
     """
-    values = kernel.uniform_values()
-    types = tuple(uniform_type(value) for value in values)
+    types, values = kernel.uniform_arguments()
     operator = OPERATORS.get_or_make((kernel.fingerprint, signature, types),
                                      lambda: _build(kernel, signature, types))
-    return operator, tuple(t.dtype.type(value) for t, value in zip(types, values))
+    return operator, values
 
 
 def _build(kernel: Kernel, signature: Signature, uniform_types) -> HostOperator:

@@ -76,8 +76,8 @@ class DevicePlan:
         self._has_uniforms = bool(kernel.uniforms)
 
     def uniform_values(self) -> tuple:
-        """The uniforms' current values."""
-        return self.kernel.uniform_values() if self._has_uniforms else ()
+        """The uniforms' current values, as NumPy scalars of their types (checked: see ``Kernel.uniform_arguments``)."""
+        return self.kernel.uniform_arguments()[1] if self._has_uniforms else ()
 
     def prepared(self, index_bits: int, uniform_values: tuple) -> Prepared:
         """The build for this index width and these uniforms' types, loaded (built on first use)."""

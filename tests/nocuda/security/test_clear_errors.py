@@ -1,0 +1,123 @@
+"""Crashes and unclear errors 9-10: a gpulab error that says what is wrong, never a raw internal exception."""
+
+import linecache
+
+import numpy as np
+import pytest
+
+import gpulab
+from gpulab.errors import GpulabError, KernelNameError, KernelTypeError, NestingError
+
+factor = 2.0
+count = 3
+
+
+def _function(text: str, name: str, namespace=None):
+    """A function defined from ``text`` with its source in linecache (as a notebook cell has)."""
+    filename = f"<clear-errors-{name}-{abs(hash(text))}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {"gpulab": gpulab, "np": np, **(namespace or {})}
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace[name]
+
+
+@pytest.mark.parametrize("terms", [700, 790])
+def test_a_long_expression_is_checked_and_run(terms):
+    """A ~700-term expression raised RecursionError in the purity checker."""
+    fn = _function("def long(x: gpulab.f32) -> gpulab.f32:\n    return " + " + ".join(["x"] * terms) + "\n", "long")
+    assert gpulab.map(fn, np.ones(2, np.float32), device="host").tolist() == [terms, terms]
+
+
+@pytest.mark.parametrize("terms", [900, 1200])
+def test_a_too_deep_expression_says_how_to_split_it(terms):
+    fn = _function("def long(x: gpulab.f32) -> gpulab.f32:\n    return " + " + ".join(["x"] * terms) + "\n", "long")
+    with pytest.raises(NestingError, match="split it into several assignments") as info:
+        gpulab.Kernel(fn)
+    assert info.value.location.line == 2
+
+
+def test_a_long_expression_compiles_for_the_device():
+    fn = _function("def long(x: gpulab.f32) -> gpulab.f32:\n    return " + " * ".join(["x"] * 700) + "\n", "long")
+    assert gpulab.compile("map", fn, target="sm_90").sass
+
+
+def scaled(x: gpulab.f64) -> gpulab.f64:
+    return x * factor
+
+
+@pytest.mark.parametrize("value, needle", [
+    ("two", "uniform `factor` of `scaled` now holds a str"),  # the issue's example
+    (np.ones(3), "now holds a ndarray"),
+    ([1.0], "now holds a list"),
+    (None, "now holds a NoneType"),
+])
+def test_a_uniform_rebound_to_something_else_says_which(monkeypatch, value, needle):
+    assert gpulab.map(scaled, np.ones(2), device="host").tolist() == [2.0, 2.0]  # a first call
+    monkeypatch.setitem(globals(), "factor", value)
+    with pytest.raises(KernelTypeError, match=needle):
+        gpulab.map(scaled, np.ones(2), device="host")
+    with pytest.raises(KernelTypeError, match=needle):
+        gpulab.compile("map", scaled, target="sm_90")
+
+
+def counted(x: gpulab.i64) -> gpulab.i64:
+    return x + count
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**30])
+def test_a_uniform_that_does_not_fit_says_which_value(monkeypatch, value):
+    monkeypatch.setitem(globals(), "count", value)
+    with pytest.raises(KernelTypeError, match=rf"uniform `count` of `counted` = {value} does not fit in int64"):
+        gpulab.map(counted, np.ones(2, np.int64), device="host")
+
+
+@pytest.mark.parametrize("annotation", ["'not a type'", "'os.system(1)'", "'np.float32()'", "'undefined_name'"])
+def test_a_string_annotation_that_is_not_a_type_is_a_type_error(annotation):
+    fn = _function(f"def f(x: {annotation}) -> gpulab.f32:\n    return x\n", "f")
+    with pytest.raises(KernelTypeError, match="is not an element type"):
+        gpulab.Kernel(fn)
+
+
+def test_string_annotations_are_never_evaluated():
+    calls = []
+    fn = _function("def f(x: 'record(1)') -> 'f32':\n    return x\n", "f", {"record": calls.append})
+    with pytest.raises(KernelTypeError):
+        gpulab.Kernel(fn)
+    assert calls == []
+
+
+def test_postponed_annotations_name_types():
+    fn = _function("from __future__ import annotations\ndef f(x: np.float32, y: gpulab.i32) -> f64:\n"
+                   "    return x + y\n", "f", {"f64": np.float64})
+    assert str(gpulab.Kernel(fn).signature()) == "(float32, int32) -> float64"
+
+
+@pytest.mark.parametrize("body, needle", [
+    ("return x + nothing_here", "name `nothing_here` is not defined"),
+    ("return undefined_function(x)", "name `undefined_function` is not defined"),
+])
+def test_undefined_names_are_name_errors(body, needle):
+    fn = _function(f"def f(x: gpulab.f32) -> gpulab.f32:\n    {body}\n", "f")
+    with pytest.raises(KernelNameError, match=needle) as info:
+        gpulab.Kernel(fn)
+    assert isinstance(info.value, NameError) and info.value.location.line == 2
+
+
+def test_a_missing_module_attribute_is_named():
+    fn = _function("import math\ndef f(x: gpulab.f32) -> gpulab.f32:\n    return math.not_a_function(x)\n", "f")
+    with pytest.raises(KernelNameError, match="`math.not_a_function` is not defined"):
+        gpulab.Kernel(fn)
+    fn = _function("def f(x: gpulab.f32) -> gpulab.f32:\n    return np.not_a_function(x)\n", "f")
+    with pytest.raises(GpulabError, match="`np.not_a_function` is no function gpulab knows"):
+        gpulab.Kernel(fn)
+
+
+def test_every_error_on_the_way_is_a_gpulab_error():
+    """Kernels the check refuses, whatever the reason, raise gpulab errors only."""
+    bodies = ["return x.__class__", "return (lambda: x)()", "import os\n    return x", "return {x: 1}[x]",
+              "return [i for i in range(3)][0]", "return x if x else undefined", "return print", "del x\n    return 1",
+              "assert x\n    return x", "with x:\n        return x", "return x.tofile('f')"]
+    for body in bodies:
+        fn = _function(f"def f(x):\n    {body}\n", "f")
+        with pytest.raises(GpulabError):
+            gpulab.Kernel(fn)
