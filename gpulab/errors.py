@@ -96,6 +96,10 @@ class SourceMismatchError(UserCodeError):
     """The source gpulab can read no longer matches the function Python runs (its file changed)."""
 
 
+class KernelRuntimeError(UserCodeError):
+    """The function raised while the host backend interpreted it (it returned a string, say)."""
+
+
 class FrontendError(UserCodeError):
     """numba could not type or compile the user's function."""
 

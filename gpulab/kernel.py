@@ -178,6 +178,23 @@ class Kernel:
         return f"<gpulab.Kernel {self.name}{self.declared or '(untyped)'}>"
 
     # --- what numba compiles -----------------------------------------------------
+    def definition(self) -> ast.FunctionDef:
+        """The checked definition, parsed afresh from the checked source (callers may change it)."""
+        return _definition(self.source, self.first_line, self.pyfunc)
+
+    def python_function(self) -> pytypes.FunctionType:
+        """:meth:`parametrized` for the interpreter: nested kernels as their own python functions."""
+        return self.parametrized(Kernel.python_function)
+
+    def cpu_function(self):
+        """:meth:`parametrized` jitted by numba for the CPU, nested kernels too (numba imported on first use).
+
+        NumPy's error model, as on the device: ``x / 0`` is ``inf`` and ``n // 0`` is 0, not an exception.
+        """
+        import numba
+
+        return numba.njit(error_model="numpy")(self.parametrized(Kernel.cpu_function))
+
     def parametrized(self, wrap_kernel, equivalents=None) -> pytypes.FunctionType:
         """Return the function with its uniforms appended as parameters.
 
@@ -200,7 +217,7 @@ class Kernel:
             function reads no module and no global at run time.
         """
         equivalents = equivalents or {}
-        definition = _definition(self.source, self.first_line, self.pyfunc)
+        definition = self.definition()
         bound = _bind_attributes(definition, self.analysis.attributes, set(self.param_names))
         function = ast.FunctionDef(
             name=definition.name,

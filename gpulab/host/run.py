@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
+import traceback
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import registry
-from ..errors import HostArrayError, KernelTypeError, LengthMismatchError
+from ..errors import GpulabError, HostArrayError, KernelRuntimeError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
 from ..kernel import Kernel, Signature, as_kernel
 from ..lru import LRU
+from ..progress import Progress
+from ..purity import is_scalar
 from ..types import ElementType, element_type
 
 log = logging.getLogger(__name__)
@@ -46,6 +50,8 @@ class HostOperator:
 
     Attributes
     ----------
+    kernel : Kernel
+        The checked kernel.
     python : function
         The kernel with its uniforms as trailing parameters, for the interpreter.
     compiled : numba dispatcher or None
@@ -56,6 +62,7 @@ class HostOperator:
         Loops numba could not compile around this operator: they run in the interpreter.
     """
 
+    kernel: Kernel
     python: object
     compiled: object = None
     returns: object = None
@@ -87,23 +94,15 @@ def operator_for(kernel: Kernel, signature: Signature) -> tuple[HostOperator, tu
 
 
 def _build(kernel: Kernel, signature: Signature, uniform_types) -> HostOperator:
-    python = kernel.parametrized(_interpreted)
+    python = kernel.python_function()
     try:
         argument_types = tuple(t.numba for t in (*signature.args, *uniform_types))
-        compiled = _njit(kernel.parametrized(_jitted))
+        compiled = kernel.cpu_function()
         compiled.compile(argument_types)
     except not_compilable() as exc:
         log.debug("numba cannot compile `%s` for %s; it runs in the interpreter: %s", kernel.name, signature, exc)
-        return HostOperator(python)
-    return HostOperator(python, compiled, compiled.overloads[argument_types].signature.return_type)
-
-
-def _interpreted(nested: Kernel):
-    return nested.parametrized(_interpreted)
-
-
-def _jitted(nested: Kernel):
-    return _njit(nested.parametrized(_jitted))
+        return HostOperator(kernel, python)
+    return HostOperator(kernel, python, compiled, compiled.overloads[argument_types].signature.return_type)
 
 
 def _njit(function):
@@ -113,18 +112,27 @@ def _njit(function):
 
 
 # --- loops -----------------------------------------------------------------------
+CHUNK_SECONDS = 0.1
+"""Loops run in chunks of about this long: Ctrl-C is seen between chunks, and progress is counted."""
+FIRST_CHUNK = 64
+
+
 class Loop:
-    """A loop over items, compiled by numba around a compiled operator, else interpreted.
+    """A loop over items, compiled by numba around a compiled operator, else interpreted; run in chunks.
 
     Parameters
     ----------
     function : function
         ``function(op, *arrays, uniforms)``; valid Python and valid numba.
+    items : tuple of int
+        Which of the arrays hold one entry per item (they are cut into chunks;
+        the others, such as a fold's carry, are passed whole to every chunk).
     """
 
-    def __init__(self, function):
+    def __init__(self, function, items: tuple[int, ...]):
         self.name = function.__name__
         self.python = function
+        self.items = items
 
     @functools.cached_property
     def compiled(self):
@@ -132,7 +140,30 @@ class Loop:
         return _njit(self.python)
 
     def run(self, operator: HostOperator, *args) -> None:
-        """Run the loop with ``operator``: compiled when both compile, else in the interpreter."""
+        """Run the loop with ``operator`` over every item, in chunks of about :data:`CHUNK_SECONDS`.
+
+        Compiled code does not look at signals, so a chunk is the longest
+        Ctrl-C waits; work past ``progress.DELAY`` seconds shows a bar.
+
+        Raises
+        ------
+        KernelRuntimeError
+            When the interpreted kernel raises (a value that is not a number, say).
+        """
+        n = len(args[self.items[0]])
+        start, size = 0, FIRST_CHUNK
+        with Progress(f"host {self.name.split('_')[0]}({operator.kernel.name})", n, "items") as progress:
+            while start < n:
+                stop = min(n, start + size)
+                began = time.perf_counter()
+                self._run_chunk(operator, [arg[start:stop] if i in self.items else arg for i, arg in enumerate(args)],
+                                start)
+                progress.update(stop - start)
+                if time.perf_counter() - began < CHUNK_SECONDS / 2:
+                    size *= 2
+                start = stop
+
+    def _run_chunk(self, operator: HostOperator, args, start: int) -> None:
         if operator.compiled is not None and self.name not in operator.interpreted_loops:
             try:
                 self.compiled(operator.compiled, *args)
@@ -141,7 +172,28 @@ class Loop:
                 operator.interpreted_loops.add(self.name)
                 log.debug("numba cannot compile %s around %s; it runs in the interpreter: %s",
                           self.name, operator.compiled, exc)
-        self.python(operator.python, *(_interpretable(arg) for arg in args))
+        interpret(operator, self.python, *(_interpretable(arg) for arg in args), start=start)
+
+
+def interpret(operator: HostOperator, loop, *args, start: int = 0) -> None:
+    """Run ``loop`` with the checked kernel in the interpreter; what it raises becomes a gpulab error.
+
+    Only the checked kernel runs here (``Kernel.python_function``): the purity
+    check refused anything it could not prove harmless before this point.
+    """
+    try:
+        loop(operator.python, *args)
+    except GpulabError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's function failed: say where, in gpulab's words
+        kernel = operator.kernel
+        frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+                  if frame.filename == kernel.compiled_filename]
+        location = kernel.location(frames[-1].lineno) if frames else kernel.location()
+        raise KernelRuntimeError(
+            f"`{kernel.name}` failed on the host near item {start}: {type(exc).__name__}: {exc}. "
+            "A kernel computes numbers, bools or records from its items; the device would refuse it too",
+            location) from None
 
 
 def _interpretable(arg):
@@ -164,8 +216,8 @@ def prefix_fold(op, xs, out, carry, uniforms):
         out[i] = carry[0]
 
 
-FOLD = Loop(fold)
-PREFIX_FOLD = Loop(prefix_fold)
+FOLD = Loop(fold, items=(0,))
+PREFIX_FOLD = Loop(prefix_fold, items=(0, 1))
 
 
 @functools.cache
@@ -178,7 +230,7 @@ def map_loop(arity: int) -> Loop:
               f"        out[i] = op({items}, *uniforms)\n")
     namespace = {}
     exec(source, namespace)
-    return Loop(namespace[f"map_{arity}"])
+    return Loop(namespace[f"map_{arity}"], items=tuple(range(arity + 1)))
 
 
 # --- inputs ----------------------------------------------------------------------
@@ -261,8 +313,8 @@ def _map_items(kernel, operator, signature, inputs, uniforms) -> np.ndarray:
         loop.run(operator, result, *inputs, uniforms)
         return result
     values = np.empty(inputs[0].size, object)
-    loop.python(operator.python, values, *map(_interpretable, inputs), uniforms)
-    return _typed(values, signature)
+    interpret(operator, loop.python, values, *map(_interpretable, inputs), uniforms)
+    return _typed(values, signature, kernel)
 
 
 def _map_result_type(kernel, operator, signature) -> np.dtype | None:
@@ -280,8 +332,18 @@ def _map_result_type(kernel, operator, signature) -> np.dtype | None:
                               "return a number, a bool or a record", kernel.location()) from None
 
 
-def _typed(values: np.ndarray, signature: Signature) -> np.ndarray:
-    """Interpreted results as an array of the type NumPy gives them (of the inputs' types when empty)."""
+def _typed(values: np.ndarray, signature: Signature, kernel: Kernel) -> np.ndarray:
+    """Interpreted results as an array of the type NumPy gives them (of the inputs' types when empty).
+
+    Raises
+    ------
+    KernelTypeError
+        When a result is not one value of an element type (a tuple, a string).
+    """
+    for index, value in enumerate(values):
+        if not (is_scalar(value) or isinstance(value, np.void)):
+            raise KernelTypeError(f"`{kernel.name}` returned {value!r} (a {type(value).__name__}) for item {index}; "
+                                  "a kernel returns one number, bool or record", kernel.location())
     dtypes = {np.asarray(value).dtype for value in values} or {t.dtype for t in signature.args}
     result = np.empty(values.size, functools.reduce(np.promote_types, dtypes))
     result[...] = values

@@ -171,6 +171,6 @@ def test_types_keep_the_annotated_return_type():
 
 
 def test_the_magic_types_option_keeps_the_return_type():
-    from gpulab import magics
+    from gpulab.notebook import magics
 
     assert magics._kernel(to_int, "f32").signature().result.name == "int32"

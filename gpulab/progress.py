@@ -1,0 +1,84 @@
+"""Progress of work that lasts: a tqdm bar that appears once the work has taken :data:`DELAY` seconds.
+
+Short work shows nothing. tqdm picks a widget in a notebook and a text bar in
+a terminal (``tqdm.auto``); it is imported only when a bar is shown, and
+where it is not installed the work runs without one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+DELAY = 2.0
+"""Seconds of work before a bar appears."""
+REFRESH = 0.5
+"""Seconds between redraws of a bar whose work gives no steps (a compile stage)."""
+
+
+class Progress:
+    """Counts done work and shows a bar once it has lasted :data:`DELAY` seconds.
+
+    Parameters
+    ----------
+    description : str
+        What the work is (the bar's label).
+    total : int
+        How much work there is, in the caller's units.
+    unit : str
+        The unit's name.
+    ticking : bool
+        Redraw on a timer too, for work whose steps can take long (the bar's
+        clock keeps running while one stage compiles).
+    """
+
+    def __init__(self, description: str, total: int, unit: str = "it", *, ticking: bool = False):
+        self.description, self.total, self.unit = description, total, unit
+        self.done = 0
+        self.start = time.perf_counter()
+        self._bar = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker = threading.Thread(target=self._tick, daemon=True) if ticking else None
+
+    def __enter__(self) -> Progress:
+        if self._ticker is not None:
+            self._ticker.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        with self._lock:
+            if self._bar is not None:
+                self._bar.close()
+
+    def update(self, amount: int = 1, *, stage: str | None = None) -> None:
+        """Count ``amount`` more work done (``stage`` names what runs now)."""
+        with self._lock:
+            bar = self._shown()
+            self.done += amount
+            if bar is not None:
+                if stage is not None:
+                    bar.set_postfix_str(stage, refresh=False)
+                bar.update(amount)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(REFRESH):
+            with self._lock:
+                bar = self._shown()
+                if bar is not None:
+                    bar.refresh()
+
+    def _shown(self):
+        """The bar, made once the work has lasted long enough (``None`` before, or without tqdm)."""
+        if self._bar is None and time.perf_counter() - self.start >= DELAY:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                self._bar = False
+            else:
+                self._bar = tqdm(total=self.total, initial=self.done, desc=self.description, unit=self.unit,
+                                 leave=False)
+        return self._bar or None
