@@ -53,7 +53,7 @@ _OPAQUE = {"float16": (2, "unsigned short bits;"), "complex64": (8, "float re, i
 
 _PYTHON_TYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 
-SCALAR_TYPES = tuple(np.dtype(name).type for name in (*_SCALAR_CXX, *_OPAQUE_CXX))
+SCALAR_TYPES = tuple(np.dtype(name).type for name in (*_SCALAR_CXX, *_OPAQUE))
 """The NumPy scalar types of the element types (``np.float32``, ...): casts a kernel may call."""
 
 
