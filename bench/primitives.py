@@ -1,12 +1,15 @@
 """Primitive throughput and per-call latency: gpulab beside CuPy and cuda.compute, in one run.
 
-Run on a GPU: ``python bench/primitives.py [--out DIR]``. Prints a table of
-GB/s and ratios to the device-to-device copy of the same run, and writes
-JSON with the GPU, driver and toolchain versions.
+Run on a GPU: ``python bench/primitives.py [--out DIR] [--latency-only]``.
+Prints a table of GB/s and ratios to the device-to-device copy of the same
+run, then the per-call latency table, and writes JSON with the GPU, driver
+and toolchain versions.
 
 Timing: CUDA events around each call, warm-up, the median of the repeats;
 inputs of 2^28 items are far larger than L2. Latency: wall time per call at
-n=1024, calls issued back to back and the stream synchronised once.
+2^10 to 2^24 float32 items, calls issued back to back and the stream
+synchronised once (at small sizes this is the launch path's cost, at 2^24 the
+kernel's). ``bench/launch.py`` splits a call into its steps.
 """
 
 from __future__ import annotations
@@ -66,9 +69,9 @@ def gpu_seconds(call, repeats=REPEATS, warmup=WARMUP) -> float:
     return statistics.median(samples)
 
 
-def call_latency(call, calls=2000) -> float:
+def call_latency(call, calls=1000) -> float:
     """Seconds per call when calls are issued back to back (launch-bound at small n)."""
-    for _ in range(50):
+    for _ in range(20):
         call()
     cupy.cuda.get_current_stream().synchronize()
     begin = time.perf_counter()
@@ -199,51 +202,97 @@ def cuda_compute(table: Table, dtype, xs, out, size) -> None:
         table.rows.append({"name": "cuda.compute make_unary_transform", "dtype": dtype, "error": str(exc)[:300]})
 
 
-def latencies() -> dict:
-    n = 1024
+LATENCY_SIZES = (2**10, 2**16, 2**20, 2**22, 2**24)
+
+
+def latency_rows(n: int, peers: bool = True):
+    """``(name, call)`` of every row of the latency table at ``n`` float32 items."""
     xs = cupy.random.default_rng(1).standard_normal(n, dtype=np.float32)
-    out, scalar, zero = cupy.empty_like(xs), cupy.empty((), xs.dtype), np.float32(0)
-    result = {}
-
-    def measure(name, call):
-        try:
-            result[name] = call_latency(call) * 1e6
-        except Exception as exc:
-            result[name] = f"error: {type(exc).__name__}: {exc}"[:200]
-
-    reducer = gpulab.make_reduce(add, xs)
-    mapper = gpulab.make_map(times_two_plus_one_f32, xs)
-    scanner = gpulab.make_scan(add, xs)
-    measure("gpulab make_reduce, reused", lambda: reducer(xs, zero, out=scalar))
-    measure("gpulab reduce one-shot", lambda: gpulab.reduce(add, xs, zero))
-    measure("gpulab make_map, reused", lambda: mapper(xs, out=out))
-    measure("gpulab map one-shot", lambda: gpulab.map(times_two_plus_one_f32, xs))
-    measure("gpulab make_scan, reused", lambda: scanner(xs, out=out))
-    measure("cupy.sum", lambda: cupy.sum(xs, out=scalar))
+    out, scalar, kept, zero = cupy.empty_like(xs), cupy.empty((), xs.dtype), cupy.zeros((), np.int64), np.float32(0)
+    mapper, reducer = gpulab.make_map(times_two_plus_one_f32, xs), gpulab.make_reduce(add, xs)
+    scanner, filterer = gpulab.make_scan(add, xs), gpulab.make_filter(is_positive, xs)
+    rows = [
+        ("gpulab make_map, reused", lambda: mapper(xs, out=out)),
+        ("gpulab map, one-shot", lambda: gpulab.map(times_two_plus_one_f32, xs)),
+        ("gpulab make_reduce, reused", lambda: reducer(xs, zero, out=scalar)),
+        ("gpulab reduce, one-shot", lambda: gpulab.reduce(add, xs, zero)),
+        ("gpulab make_scan, reused", lambda: scanner(xs, out=out)),
+        ("gpulab scan, one-shot", lambda: gpulab.scan(add, xs)),
+        ("gpulab make_filter, reused (count on the device)", lambda: filterer(xs, out=out, kept=kept)),
+        ("gpulab filter, one-shot (reads the count)", lambda: gpulab.filter(is_positive, xs)),
+    ]
+    if not peers:
+        return rows
     elementwise = cupy.ElementwiseKernel("T x", "T y", "y = x * 2 + 1", "times_two_plus_one")
-    measure("CuPy ElementwiseKernel", lambda: elementwise(xs, out))
-    measure("cupy.cumsum", lambda: cupy.cumsum(xs, out=out))
-    from cuda.bindings import driver
+    rows += [
+        ("CuPy ElementwiseKernel, out given", lambda: elementwise(xs, out)),
+        ("CuPy ElementwiseKernel, allocating", lambda: elementwise(xs)),
+        ("cupy.sum, out given", lambda: cupy.sum(xs, out=scalar)),
+        ("cupy.sum, allocating", lambda: cupy.sum(xs)),
+        ("cupy.cumsum, out given", lambda: cupy.cumsum(xs, out=out)),
+        ("cupy.cumsum, allocating", lambda: cupy.cumsum(xs)),
+        ("CuPy xs[xs > 0] (reads the count)", lambda: xs[xs > 0]),
+    ]
+    return rows + cuda_compute_latency_rows(xs, out)
 
-    prepared = reducer.prepared(32, ())
-    function, pack = prepared.module.functions["gpulab_reduce"], prepared.pack("gpulab_reduce")
-    stream = cupy.cuda.get_current_stream().ptr
-    measure("bare cuLaunchKernel (cuda.bindings, pre-packed)",
-            lambda: driver.cuLaunchKernel(function, 1, 1, 1, 256, 1, 1, 0, stream, pack.address, 0))
+
+def cuda_compute_latency_rows(xs, out):
+    """cuda.compute 1.0.2's reused objects and one-shot calls (OpKind.PLUS where it has one), if it imports."""
     try:
         import cuda.compute as cc
+    except ImportError:
+        return []
+    n, d_out, h_init, plus = xs.size, cupy.empty(1, xs.dtype), np.zeros(1, xs.dtype), cc.OpKind.PLUS
 
-        d_out, h_init = cupy.empty(1, np.float32), np.zeros(1, np.float32)
-        r = cc.make_reduce_into(d_in=xs, d_out=d_out, op=cc.OpKind.PLUS, h_init=h_init)
-        temp = cupy.empty(r(temp_storage=None, d_in=xs, d_out=d_out, num_items=n, op=cc.OpKind.PLUS,
-                            h_init=h_init), np.uint8)
-        measure("cuda.compute make_reduce_into, reused", lambda: r(temp_storage=temp, d_in=xs, d_out=d_out,
-                                                                   num_items=n, op=cc.OpKind.PLUS, h_init=h_init))
-        measure("cuda.compute reduce_into one-shot", lambda: cc.reduce_into(d_in=xs, d_out=d_out, num_items=n,
-                                                                           op=cc.OpKind.PLUS, h_init=h_init))
-    except Exception as exc:
-        result["cuda.compute"] = f"error: {exc}"[:200]
-    return result
+    def python_transform(x):
+        return x * 2 + 1
+
+    transform = cc.make_unary_transform(d_in=xs, d_out=out, op=python_transform)
+    reducer = cc.make_reduce_into(d_in=xs, d_out=d_out, op=plus, h_init=h_init)
+    reduce_temp = cupy.empty(max(1, reducer(temp_storage=None, d_in=xs, d_out=d_out, num_items=n, op=plus,
+                                            h_init=h_init)), np.uint8)
+    scanner = cc.make_inclusive_scan(d_in=xs, d_out=out, op=plus, init_value=None)
+    scan_temp = cupy.empty(max(1, scanner(temp_storage=None, d_in=xs, d_out=out, op=plus, init_value=None,
+                                          num_items=n)), np.uint8)
+    return [
+        ("cuda.compute make_unary_transform, reused", lambda: transform(d_in=xs, d_out=out, op=python_transform,
+                                                                        num_items=n)),
+        ("cuda.compute unary_transform, one-shot", lambda: cc.unary_transform(d_in=xs, d_out=out, op=python_transform,
+                                                                              num_items=n)),
+        ("cuda.compute make_reduce_into, reused", lambda: reducer(temp_storage=reduce_temp, d_in=xs, d_out=d_out,
+                                                                  num_items=n, op=plus, h_init=h_init)),
+        ("cuda.compute reduce_into, one-shot", lambda: cc.reduce_into(d_in=xs, d_out=d_out, op=plus, num_items=n,
+                                                                      h_init=h_init)),
+        ("cuda.compute make_inclusive_scan, reused", lambda: scanner(temp_storage=scan_temp, d_in=xs, d_out=out,
+                                                                     op=plus, init_value=None, num_items=n)),
+        ("cuda.compute inclusive_scan, one-shot", lambda: cc.inclusive_scan(d_in=xs, d_out=out, op=plus,
+                                                                            init_value=None, num_items=n)),
+    ]
+
+
+def latencies(sizes=LATENCY_SIZES, peers: bool = True, calls: int = 1000) -> dict:
+    """Microseconds per call, back to back, of every row at every size: ``{row: {n: us}}``."""
+    table: dict = {}
+    for n in sizes:
+        for name, call in latency_rows(n, peers):
+            try:
+                value = call_latency(call, calls) * 1e6
+            except Exception as exc:  # a peer that cannot run here is reported, not fatal
+                value = f"error: {type(exc).__name__}: {exc}"[:200]
+            table.setdefault(name, {})[n] = value
+    return table
+
+
+def print_latencies(table: dict) -> None:
+    sizes = sorted({n for row in table.values() for n in row})
+    print(f"{'us per call, float32, back to back':52}" + "".join(f"{'2^%d' % (n.bit_length() - 1):>9}" for n in sizes))
+    for name, row in table.items():
+        cells = [row.get(n) for n in sizes]
+        print(f"{name:52}" + "".join(f"{c:9.2f}" if isinstance(c, float) else f"{'err':>9}" for c in cells))
+    for name, row in table.items():
+        for n, value in row.items():
+            if isinstance(value, str):
+                print(f"  {name} at {n}: {value}")
 
 
 def build_times() -> dict:
@@ -268,34 +317,47 @@ def build_times() -> dict:
     return found
 
 
+def _sizes(text: str) -> list[int]:
+    """``"2^10,65536"`` -> ``[1024, 65536]``."""
+    sizes = []
+    for part in text.split(","):
+        base, _, exponent = part.strip().partition("^")
+        sizes.append(int(base) ** int(exponent) if exponent else int(base))
+    return sizes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument("--latency-only", action="store_true",
+                        help="only the per-call latency table and the build times (no 2^28 throughput part)")
+    parser.add_argument("--no-peers", action="store_true", help="latency of gpulab's calls alone")
+    parser.add_argument("--sizes", type=_sizes, default=list(LATENCY_SIZES), help="latency sizes, e.g. 2^10,2^20")
     args = parser.parse_args()
     device = gpulab.device.current_device()
     if not device.is_gpu:
         sys.exit("bench/primitives.py needs a CUDA GPU")
+    print(f"{device}\n")
     table = Table()
-    for dtype in ("float32", "int32"):
-        throughput(table, dtype)
-    copies = {row["dtype"]: row["gb_per_s"] for row in table.rows if row["name"].startswith("device-to-device")}
-    print(f"\n{device}\n")
-    for dtype in ("float32", "int32"):
-        sub = Table()
-        sub.rows = [r for r in table.rows if r["dtype"] == dtype]
-        sub.print(copies[dtype])
-        print()
-    lat = latencies()
-    print("per-call latency at n=1024 (us):")
-    for name, value in lat.items():
-        print(f"  {name:50} {value:8.2f}" if isinstance(value, float) else f"  {name:50} {value}")
+    if not args.latency_only:
+        for dtype in ("float32", "int32"):
+            throughput(table, dtype)
+        copies = {row["dtype"]: row["gb_per_s"] for row in table.rows if row["name"].startswith("device-to-device")}
+        for dtype in ("float32", "int32"):
+            sub = Table()
+            sub.rows = [r for r in table.rows if r["dtype"] == dtype]
+            sub.print(copies[dtype])
+            print()
+    lat = latencies(args.sizes, peers=not args.no_peers)
+    print_latencies(lat)
     builds = build_times()
     print("gpulab first build of a new spec, warm process (s):", {k: round(v, 3) for k, v in builds.items()})
     record = {"device": str(device), "gpu": device.description, "compute_capability": device.compute_capability,
               "n": N, "repeats": REPEATS, "versions": _versions(), "throughput": table.rows,
               "latency_us": lat, "build_seconds": builds, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"primitives-{device.description.replace(' ', '_')}.json"
+    suffix = "-latency" if args.latency_only else ""
+    path = args.out / f"primitives-{device.description.replace(' ', '_')}{suffix}.json"
     path.write_text(json.dumps(record, indent=2, default=str))
     print(f"wrote {path}")
 

@@ -167,6 +167,18 @@ class Kernel:
         }
 
     @functools.cached_property
+    def watched_names(self) -> tuple:
+        """``(cell, namespace, name, value)`` per name the function refers to: where to look it up again.
+
+        A closure's cell (``namespace`` unused) or the function's globals
+        (``cell`` None), and the object the name held when the kernel was checked.
+        """
+        code, closure = self.pyfunc.__code__, self.pyfunc.__closure__ or ()
+        cells = dict(zip(code.co_freevars, closure))
+        return tuple((cells.get(name), self.pyfunc.__globals__, name, value)
+                     for name, value in self.analysis.references.items())
+
+    @functools.cached_property
     def fingerprint(self) -> str:
         """A digest of :attr:`identity`: what in-process caches of compiled operators are keyed by."""
         return hashlib.sha256(json.dumps(self.identity, sort_keys=True).encode()).hexdigest()
@@ -292,19 +304,17 @@ def as_kernel(fn, **options) -> Kernel:
     if options or not isinstance(fn, pytypes.FunctionType):
         return Kernel(fn, **options)
     cached = _CHECKED.get(fn)
-    if cached is not None and _references_unchanged(cached):
+    if cached is not None and references_unchanged(cached):
         return cached
     checked = Kernel(fn)
     _CHECKED[fn] = checked
     return checked
 
 
-def _references_unchanged(kernel: Kernel) -> bool:
-    code, closure = kernel.pyfunc.__code__, kernel.pyfunc.__closure__ or ()
-    cells = dict(zip(code.co_freevars, closure))
-    missing = object()
-    for name, value in kernel.analysis.references.items():
-        current = cells[name].cell_contents if name in cells else kernel.pyfunc.__globals__.get(name, missing)
+def references_unchanged(kernel: Kernel) -> bool:
+    """Whether every name ``kernel``'s function refers to (other than uniforms) still holds the object it held."""
+    for cell, namespace, name, value in kernel.watched_names:
+        current = namespace.get(name, _MISSING) if cell is None else cell.cell_contents
         if current is not value:
             return False
     for dotted, value in kernel.analysis.attributes.items():
@@ -315,6 +325,9 @@ def _references_unchanged(kernel: Kernel) -> bool:
         if current is not value:
             return False
     return True
+
+
+_MISSING = object()
 
 
 def _code_fingerprint(code: pytypes.CodeType) -> str:
@@ -411,7 +424,7 @@ def _dotted(node) -> str | None:
 def _parse(fn):
     """The function's source, first line and definition."""
     try:
-        lines, first_line = inspect.getsourcelines(fn)
+        lines, first_line = _source_lines(fn)
     except (OSError, TypeError) as exc:
         raise KernelTypeError(
             f"gpulab needs the source of `{fn.__name__}`: define it in a file or a notebook cell "
@@ -506,6 +519,26 @@ def _instructions(code: pytypes.CodeType) -> list[tuple]:
              index.get(i.argval) if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs else i.argval,
              i.positions.lineno if i.positions else None)
             for i in instructions]
+
+
+def _source_lines(fn) -> tuple[list[str], int]:
+    """``inspect.getsourcelines(fn)`` for a ``def``, found by parsing its file (C) rather than tokenizing it.
+
+    Python 3.11's tokenizer compiles its regular expressions on first use
+    (~20 ms, once per process); a lambda, or a file that does not parse on its
+    own, still goes through ``inspect``.
+    """
+    all_lines, _ = inspect.findsource(fn)
+    first = fn.__code__.co_firstlineno
+    try:
+        tree = ast.parse("".join(all_lines))
+    except (SyntaxError, ValueError):
+        return inspect.getsourcelines(fn)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == fn.__name__ and first == (
+                node.decorator_list[0].lineno if node.decorator_list else node.lineno):
+            return all_lines[first - 1:node.end_lineno], first
+    return inspect.getsourcelines(fn)
 
 
 def _parse_fragment(text: str, fn) -> ast.Module:

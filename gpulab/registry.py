@@ -10,6 +10,7 @@ template (``tests/nocuda/test_registry.py`` adds a toy one).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 from dataclasses import dataclass
@@ -118,8 +119,9 @@ class Primitive:
 
         return resources.files("gpulab.compiler").joinpath("templates", f"{self.template}.cu").read_text()
 
+    @functools.cached_property
     def fingerprint(self) -> str:
-        """A digest of the record and its template (part of every build key of this primitive)."""
+        """A digest of the record and its template (part of every build key of this primitive; read once)."""
         fields = {name: value for name, value in vars(self).items() if name not in ("plan", "host")}
         return hashlib.sha256((repr(sorted(fields.items())) + self.template_text()).encode()).hexdigest()[:16]
 

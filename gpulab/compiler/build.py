@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -19,7 +21,7 @@ from .analysis.diagnostics import Diagnostics, diagnostics
 from .disasm import Resources
 from .parameters import Parameter
 from .spec import BuildOptions, BuildSpec
-from .target import Target, parse_target
+from .target import Target, parse_target, require_buildable
 
 _CALL = re.compile(r"\bCALL\.")
 
@@ -195,20 +197,29 @@ def _check_operator(record: registry.Primitive, kernel: Kernel, inputs, result):
 
 
 def run_pipeline(spec: BuildSpec) -> Build:
-    """Run frontend, codegen, NVRTC and link for ``spec`` (disassembly waits until it is asked for)."""
+    """Run frontend, codegen, NVRTC and link for ``spec`` (disassembly waits until it is asked for).
+
+    When the operator's result type is known before numba runs (every
+    primitive but a map of undeclared result), the kernel's C++ is written and
+    handed to NVRTC in a worker thread first, so that NVRTC (which releases the
+    GIL) and numba run at once; their timings then overlap.
+    """
     timings: dict[str, float] = {}
     kernel, options = spec.kernel, spec.options
+    require_buildable(spec.target)
+    pending = None
+    if spec.result is not None:
+        generated = _generate(spec, spec.result, timings)
+        pending = _worker().submit(_compile_kernel, spec, generated, timings)
     with _stage(timings, "frontend"):
         operator = frontend.compile_operator(
             kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
             options=frontend.Options(lineinfo=options.lineinfo, fma=options.fma))
-    with _stage(timings, "codegen"):
-        generated = codegen.generate(
-            spec.record, kernel.name, spec.target.arch, list(spec.inputs), operator.result,
-            list(spec.uniforms), iota=options.iota, index_bits=options.index_bits, exclusive=options.exclusive)
-    with _stage(timings, "nvrtc"):
-        kernel_code = nvrtc.compile_kernel(generated.text, spec.target, output=options.code_kind,
-                                           lineinfo=options.lineinfo, fma=options.fma)
+    if pending is None:
+        generated = _generate(spec, operator.result, timings)
+        kernel_code = _compile_kernel(spec, generated, timings)
+    else:
+        kernel_code = pending.result()
     with _stage(timings, "link"):
         linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, lineinfo=options.lineinfo,
                            fma=options.fma, libraries=operator.libraries)
@@ -224,6 +235,27 @@ def run_pipeline(spec: BuildSpec) -> Build:
         resources=resources, kernels=generated.kernels, geometry=generated.geometry,
         parameters=generated.parameters, timings=timings, built_at=time.time(),
     )
+
+
+def _generate(spec: BuildSpec, result: ElementType, timings: dict) -> codegen.Source:
+    options = spec.options
+    with _stage(timings, "codegen"):
+        return codegen.generate(spec.record, spec.kernel.name, spec.target.arch, list(spec.inputs), result,
+                                list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
+                                exclusive=options.exclusive)
+
+
+def _compile_kernel(spec: BuildSpec, generated: codegen.Source, timings: dict):
+    options = spec.options
+    with _stage(timings, "nvrtc"):
+        return nvrtc.compile_kernel(generated.text, spec.target, output=options.code_kind,
+                                    lineinfo=options.lineinfo, fma=options.fma)
+
+
+@functools.lru_cache(maxsize=1)
+def _worker() -> ThreadPoolExecutor:
+    """The thread NVRTC runs in beside numba (one: builds of other specs queue behind it)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpulab-nvrtc")
 
 
 def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, lineinfo: bool = True,

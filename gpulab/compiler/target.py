@@ -117,7 +117,11 @@ def toolchain_targets() -> tuple[Target, ...]:
 
 
 def parse_target(spec) -> Target:
-    """Return the :class:`Target` that ``spec`` names, checked against the table and the toolchain.
+    """Return the :class:`Target` that ``spec`` names, checked against the table.
+
+    Whether the installed toolchain builds for it is :func:`require_buildable`'s
+    question, asked before a build runs (a cached build needs no toolchain, and
+    loading NVRTC and nvJitLink to ask costs more than reading the cache).
 
     Parameters
     ----------
@@ -128,14 +132,24 @@ def parse_target(spec) -> Target:
     Raises
     ------
     TargetError
-        When ``spec`` is not a compute capability, is one gpulab or the
-        installed toolchain does not build for, or is ``None`` with no GPU.
+        When ``spec`` is not a compute capability, is one gpulab does not
+        know, or is ``None`` with no GPU.
     """
     cc = _compute_capability(spec)
     _require_known(cc, spec)
-    target = Target(*cc)
+    return Target(*cc)
+
+
+def require_buildable(target: Target) -> Target:
+    """Return ``target`` if the installed NVRTC and nvJitLink build for it.
+
+    Raises
+    ------
+    TargetError
+        Naming the targets they do build.
+    """
     if target not in toolchain_targets():
-        raise TargetError(f"{spec!r} ({target.arch}) is not built by the installed NVRTC and nvJitLink; they "
+        raise TargetError(f"{target.arch} is not built by the installed NVRTC and nvJitLink; they "
                           f"build {_names(t.cc for t in toolchain_targets())}: choose one, or upgrade "
                           "cuda-toolkit[nvrtc,nvjitlink]")
     return target

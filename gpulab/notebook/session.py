@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from IPython.display import display
 
 from ..compiler.bundle import PANES
-from ..compiler.target import DEFAULT_CC, Target, parse_target, toolchain_targets
+from ..compiler.target import DEFAULT_CC, Target, parse_target, require_buildable, toolchain_targets
 from ..device import Device, current_device, devices
 from ..display.table import Table
 from ..errors import ToolkitNotFoundError
@@ -50,7 +50,8 @@ class SessionDefaults:
             for option in fields(SessionDefaults):
                 setattr(self, option.name, option.default)
         if target is not None:
-            self.target = None if target.lower() in ("auto", "none") else parse_target(target).arch
+            automatic = target.lower() in ("auto", "none")
+            self.target = None if automatic else require_buildable(parse_target(target)).arch
         if lto is not None:
             self.lto = lto
         if fma is not None:

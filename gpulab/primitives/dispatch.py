@@ -16,7 +16,7 @@ from ..device import Device, current_device, devices, say_no_gpu
 from ..device import device as find_device
 from ..errors import HostArrayError, KernelTypeError, VerificationError, VerificationWarning
 from ..iota import Iota
-from ..kernel import Kernel, as_kernel
+from ..kernel import Kernel, as_kernel, references_unchanged
 from ..lru import LRU
 from ..registry import Primitive
 from ..runtime.arrays import is_device_array, to_host
@@ -82,16 +82,37 @@ def make_plan(record: Primitive, fn, arrays, device: Device, **options):
 def plan_for(record: Primitive, fn, arrays, device: Device, **options):
     """A cached plan for this function, input types, device and options (one-shot calls).
 
-    The key holds the checked kernel's fingerprint (its code, constants and the
-    kernels it calls), so redefining a helper it calls makes a new plan; and the
-    function object, whose closure and globals the plan reads uniforms from.
+    The cache's key holds the checked kernel's fingerprint (its code, constants
+    and the kernels it calls), so redefining a helper it calls makes a new plan;
+    and the function object, whose closure and globals the plan reads uniforms
+    from. A repeated call finds its plan in :data:`_RECENT` by what it can read
+    without checking anything (the function, the arrays' dtypes), and then only
+    confirms that the names the function refers to still hold what they held.
     """
+    try:
+        recent_key = (record.name, fn, device.name, *[Iota if type(x) is Iota else x.dtype for x in arrays],
+                      *options.items())
+    except AttributeError:  # an input without .dtype (a bare __cuda_array_interface__ object): the slow way
+        recent_key = None
+    found = _RECENT.get(recent_key)
+    if found is not None and (found.kernel is fn or references_unchanged(found.kernel)):
+        return found
     kernel = as_kernel(fn)
     types = operator_types(record, kernel, arrays)
     iota = tuple(isinstance(x, Iota) for x in arrays) if "iota" in record.options else None
     key = (record.name, kernel.pyfunc, kernel.fingerprint, kernel.declared, types, iota, device.name,
            tuple(sorted(options.items())))
-    return PLANS.get_or_make(key, lambda: make_plan(record, kernel, arrays, device, **options))
+    plan = PLANS.get_or_make(key, lambda: make_plan(record, kernel, arrays, device, **options))
+    if recent_key is not None:
+        if len(_RECENT) >= PLANS.maxsize:
+            _RECENT.clear()
+        _RECENT[recent_key] = plan
+    return plan
+
+
+_RECENT: dict = {}
+"""The plans of :data:`PLANS` by function, device, the arrays' dtypes and options as given: a plain dict
+in front of the LRU, so that a repeated one-shot call costs one lookup (at most ``PLANS.maxsize`` keys)."""
 
 
 def call(primitive: str, fn, arrays, *, initial=None, device=None, **options):

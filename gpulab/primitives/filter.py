@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.arrays import device_array
+from ..runtime.arrays import array_fields, empty
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
-from . import params
 from .lookback import LookBackPlan
-from .plan import index_bits_for, require
+from .plan import index_bits_of
+
+KEPT_DTYPE = np.dtype(np.int64)  # the kept count (long long in filter.cu)
 
 
 class FilterPlan(LookBackPlan):
@@ -32,6 +33,9 @@ class FilterPlan(LookBackPlan):
             stream = cupy.cuda.ExternalStream(stream_handle(stream))
         return out[: int(kept.get(stream=stream))]
 
+    def argument_order(self, build):
+        return {"gpulab_filter": ("in", "n", "out", "kept_total", "status", "epoch", "u")}
+
     def __call__(self, xs, *, out=None, kept=None, temp_storage=None, stream=None):
         """Write the kept items of ``xs`` to the front of ``out``, and their number to ``kept``.
 
@@ -41,28 +45,29 @@ class FilterPlan(LookBackPlan):
             ``out`` has ``len(xs)`` items, of which the first ``int(kept)`` were kept;
             ``kept`` is a 0-d device array (reading it waits for the stream).
         """
-        import cupy
-
-        array = require(device_array(xs, name="input"), self.element.dtype, "input")
-        n = array.size
+        dtype = self.element.dtype
+        pointer, inner_size, inner_stride, outer_stride, n, extent = array_fields(xs, dtype, "input")
         if out is None:
-            out = cupy.empty(n, dtype=self.element.dtype)
+            out = empty(n, dtype)
         if kept is None:
-            kept = cupy.zeros((), dtype=np.int64)
-        destination = require(device_array(out, name="output"), self.element.dtype, "output", n)
+            kept = empty((), KEPT_DTYPE)  # the kernel's last tile writes it
+        out_pointer, out_inner_size, out_inner_stride, out_outer_stride, out_size, out_extent = array_fields(
+            out, dtype, "output")
+        if out_size != n:
+            raise ValueError(f"the output has {out_size} items; this call needs {n}")
+        kept_pointer, _, _, _, kept_size, _ = array_fields(kept, KEPT_DTYPE, "kept count")
+        if kept_size != 1:
+            raise ValueError(f"the kept count has {kept_size} items; it needs 1")
         uniform_values = self.uniform_values()
-        prepared = self.prepared(index_bits_for(n, [array, destination]), uniform_values)
-        kept_view = require(device_array(kept, name="kept"), np.dtype(np.int64), "kept count", 1)
+        prepared = self.prepared(index_bits_of(max(extent, out_extent)), uniform_values)
         if n == 0:
             kept.fill(0)
             return out, kept
         handle = stream_handle(stream)
         tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
         pack = prepared.pack("gpulab_filter")
-        pack["in"], pack["n"], pack["out"] = params.array_value(array), n, params.array_value(destination)
-        pack["kept_total"] = kept_view.pointer
-        pack["status"] = status
-        pack["epoch"] = epoch
-        prepared.write_uniforms(pack, uniform_values)
+        pack.write(pointer, inner_size, inner_stride, outer_stride, n,
+                   out_pointer, out_inner_size, out_inner_stride, out_outer_stride, kept_pointer, *status, epoch,
+                   *prepared.uniform_fields(uniform_values))
         launch(prepared.kernels["gpulab_filter"], tiles, prepared.build.geometry.block_threads, handle, pack)
         return out, kept

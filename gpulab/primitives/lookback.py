@@ -11,14 +11,14 @@ by one launch can never be read as a status word by a later, larger one.
 
 from __future__ import annotations
 
+import functools
 import threading
-
-import numpy as np
 
 from ..compiler.codegen import PACKED_STATUS_BYTES
 from ..runtime.arrays import device_array
+from ..runtime.scratch import StreamScratch
 from .params import TileStatusValue
-from .plan import DevicePlan, index_bits_for
+from .plan import DevicePlan, index_bits_of
 
 
 
@@ -58,7 +58,7 @@ class StatusStorage:
     """Zeroed status buffers (one per stream) and each buffer's launch epoch."""
 
     def __init__(self):
-        self._buffers: dict[int, object] = {}
+        self._own = StreamScratch()
         self._epochs: dict[int, int] = {}
         self._lock = threading.Lock()
 
@@ -67,26 +67,20 @@ class StatusStorage:
 
         ``temp_storage``, when given, must have been zero-filled before its first use.
         """
-        import cupy
-
-        with self._lock:
-            if temp_storage is None:
-                buffer = self._buffers.get(stream)
-                if buffer is None or buffer.nbytes < nbytes:
-                    with cupy.cuda.ExternalStream(stream):  # zeroed in order with the launches on it
-                        buffer = cupy.zeros(max(nbytes, 2 * (buffer.nbytes if buffer is not None else 0)), np.uint8)
-                    self._buffers[stream] = buffer
-                    self._epochs.pop(buffer.data.ptr, None)
-                temp_storage = buffer
+        if temp_storage is None:
+            address, size = self._own.get(nbytes, stream)
+        else:
             view = device_array(temp_storage, name="temp_storage")
-            size = view.size * view.dtype.itemsize
+            address, size = view.pointer, view.size * view.dtype.itemsize
             if size < nbytes:
                 raise ValueError(f"temp_storage has {size} bytes; this run needs {nbytes}")
-            epoch = self._epochs.get(view.pointer, 0) % (2**30 - 1) + 1
-            self._epochs[view.pointer] = epoch
-            return view.pointer, size, epoch
+        with self._lock:
+            epoch = self._epochs.get(address, 0) % (2**30 - 1) + 1
+            self._epochs[address] = epoch
+        return address, size, epoch
 
 
+@functools.lru_cache(maxsize=64)
 def status_value(address: int, nbytes: int, value_size: int) -> TileStatusValue:
     """The ``TileStatus`` of the ``nbytes`` at ``address``."""
     tiles = capacity(nbytes, value_size)
@@ -118,7 +112,7 @@ class LookBackPlan(DevicePlan):
 
     def temp_storage_bytes(self, n: int) -> int:
         """Bytes of tile status for ``n`` items (zero-fill them before first use)."""
-        prepared = self.prepared(index_bits_for(n, []), self.uniform_values())
+        prepared = self.prepared(index_bits_of(n), self.uniform_values())
         return status_bytes(self.tiles(n, prepared), self.status_value_size(prepared))
 
     def acquire_status(self, n: int, prepared, temp_storage, stream: int) -> tuple[int, TileStatusValue, int]:

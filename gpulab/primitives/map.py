@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import KernelTypeError, LengthMismatchError
 from ..iota import Iota
-from ..runtime.arrays import device_array
+from ..runtime.arrays import array_fields, empty
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
-from . import params
-from .plan import DevicePlan, index_bits_for, require
-
+from .plan import DevicePlan, index_bits_of
 
 INPUT_NAMES = tuple(f"in{i}" for i in range(8))  # parameter names of the inputs (map takes at most 3)
+INPUT_LABELS = tuple(f"input {i}" for i in range(8))  # what errors call them
 
 
 class MapPlan(DevicePlan):
@@ -21,6 +21,10 @@ class MapPlan(DevicePlan):
     def __init__(self, kernel, types, device, *, iota=(), **options):
         super().__init__("map", kernel, types, device, iota=tuple(iota), **options)
         self.iota = tuple(iota) or (False,) * len(types)
+        self._inputs = tuple(zip(self.iota, (t.dtype for t in self.types), INPUT_LABELS))
+
+    def argument_order(self, build):
+        return {"gpulab_map": (*INPUT_NAMES[:len(self.types)], "out", "n", "u")}
 
     def result_dtype(self, uniform_values: tuple | None = None) -> np.dtype:
         """The output's element type for these uniforms (their current values by default)."""
@@ -29,37 +33,38 @@ class MapPlan(DevicePlan):
 
     def __call__(self, *xs, out=None, stream=None):
         """Run on ``xs`` (device arrays or :class:`Iota`), writing ``out`` (allocated if ``None``)."""
-        import cupy
-
-        arrays = [None if isinstance(x, Iota) else require(device_array(x, name=f"input {i}"), element.dtype,
-                                                            f"input {i}")
-                  for i, (x, element) in enumerate(zip(xs, self.types))]
-        n = _common_size(xs, arrays)
+        if len(xs) != len(self._inputs):
+            raise LengthMismatchError(f"this map takes {len(self._inputs)} input(s); {len(xs)} given")
+        values, sizes, extent = [], [], 0
+        for x, (is_iota, dtype, label) in zip(xs, self._inputs):
+            if is_iota:
+                if not isinstance(x, Iota):
+                    raise KernelTypeError(f"this map was made for gpulab.iota as {label}; pass an iota there")
+                values.append(x.start)
+                sizes.append(x.size)
+                continue
+            pointer, inner_size, inner_stride, outer_stride, size, reach = array_fields(x, dtype, label)
+            values += (pointer, inner_size, inner_stride, outer_stride)
+            sizes.append(size)
+            extent = max(extent, reach)
+        n = sizes[0]
+        if len(sizes) > 1 and sizes.count(n) != len(sizes):
+            raise LengthMismatchError(f"map inputs must have equal lengths; got {sizes}")
         uniform_values = self.uniform_values()
-        result = self.result_dtype(uniform_values)
+        prepared = self.prepared(32, uniform_values)  # the result type is the same for both index widths
+        result = prepared.build.result.dtype
         if out is None:
-            out = cupy.empty(n, dtype=result)
-        destination = require(device_array(out, name="output"), result, "output", n)
-        present = [a for a in arrays if a is not None]
-        prepared = self.prepared(index_bits_for(n, [*present, destination]), uniform_values)
+            out = empty(n, result)
+        pointer, inner_size, inner_stride, outer_stride, size, reach = array_fields(out, result, "output")
+        if size != n:
+            raise ValueError(f"the output has {size} items; this call needs {n}")
+        if index_bits_of(max(extent, reach, n)) == 64:
+            prepared = self.prepared(64, uniform_values)
         if n == 0:
             return out
         pack = prepared.pack("gpulab_map")
-        for name, x, array in zip(INPUT_NAMES, xs, arrays):
-            pack[name] = params.iota_value(x) if array is None else params.array_value(array)
-        pack["out"] = params.array_value(destination)
-        pack["n"] = n
-        prepared.write_uniforms(pack, uniform_values)
-        tile = prepared.build.geometry.tile
-        launch(prepared.kernels["gpulab_map"], -(-n // tile), prepared.build.geometry.block_threads,
-               stream_handle(stream), pack)
+        pack.write(*values, pointer, inner_size, inner_stride, outer_stride, n, *prepared.uniform_fields(uniform_values))
+        geometry = prepared.build.geometry
+        launch(prepared.kernels["gpulab_map"], -(-n // geometry.tile), geometry.block_threads, stream_handle(stream),
+               pack)
         return out
-
-
-def _common_size(xs, arrays) -> int:
-    sizes = [len(x) if array is None else array.size for x, array in zip(xs, arrays)]
-    if len(sizes) > 1 and len(set(sizes)) > 1:
-        from ..errors import LengthMismatchError
-
-        raise LengthMismatchError(f"map inputs must have equal lengths; got {sizes}")
-    return sizes[0]

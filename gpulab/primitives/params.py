@@ -14,9 +14,10 @@ from ..errors import GpulabError
 from ..runtime.arrays import Layout
 
 ARRAY_FIELDS = ("data", *(f"layout.{name}" for name in Layout._fields))
-"""``struct InputK`` / ``struct Output`` as :func:`array_value` writes them: a pointer and a ``Layout``."""
+"""``struct InputK`` / ``struct Output`` as plans write them: the first four
+:class:`~gpulab.runtime.arrays.ArrayFields`, a pointer and a ``Layout``."""
 IOTA_FIELDS = ("start",)
-"""An iota ``struct InputK`` as :func:`iota_value` writes it."""
+"""An iota ``struct InputK`` as plans write it: its ``start``."""
 
 
 class TileStatusValue(NamedTuple):
@@ -26,16 +27,6 @@ class TileStatusValue(NamedTuple):
     aggregate: int
     inclusive: int
     next_tile: int
-
-
-def array_value(array) -> tuple:
-    """The ``InputK``/``Output`` value of a :class:`~gpulab.runtime.arrays.DeviceArray`."""
-    return (array.pointer, *array.layout)
-
-
-def iota_value(iota) -> tuple:
-    """The ``InputK`` value of an :class:`~gpulab.iota.Iota`."""
-    return (iota.start,)
 
 
 def written_fields(parameters, iota: tuple[bool, ...]) -> dict[str, tuple[str, ...]]:

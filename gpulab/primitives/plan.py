@@ -7,6 +7,7 @@ packed kernel parameters. A call only writes pointers and sizes and launches.
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
 
@@ -15,11 +16,9 @@ import numpy as np
 from ..compiler.build import build_for, make_spec
 from ..compiler.bundle import bundle_of
 from ..display.view import BuildView
-from ..errors import KernelTypeError
 from ..kernel import Kernel
 from ..device import Device
-from ..runtime.arrays import DeviceArray
-from ..runtime.module import ArgumentPack, LoadedModule, load
+from ..runtime.module import ArgumentPack, LoadedModule, load, plain_number, value_fields
 from . import params
 
 INT32_MAX = 2**31 - 1
@@ -33,17 +32,27 @@ class Prepared:
     module: LoadedModule
     local: threading.local
     kernels: dict[str, int]  # kernel name -> CUfunction address, for launch()
+    orders: dict[str, tuple[str, ...]]  # kernel name -> the parameter names its plan writes, in order
 
-    def write_uniforms(self, pack: ArgumentPack, values: tuple) -> None:
-        """Write the uniforms' current values into ``pack`` (nothing to write when there are none)."""
-        if values:
-            pack["u"] = tuple(values)
+    def uniform_fields(self, values: tuple) -> tuple:
+        """The uniforms' values as :meth:`ArgumentPack.write` takes them (numbers as they are)."""
+        if self.uniform_writers is None:
+            return values
+        return tuple(field for write, value in zip(self.uniform_writers, values) for field in write(value))
+
+    @functools.cached_property
+    def uniform_writers(self) -> tuple | None:
+        """Per uniform, how its value is written; ``None`` when every uniform is a plain number."""
+        dtypes = [element.dtype for _, element in self.build.uniforms]
+        if all(map(plain_number, dtypes)):
+            return None
+        return tuple(value_fields(dtype) for dtype in dtypes)
 
     def pack(self, kernel: str) -> ArgumentPack:
         """This thread's :class:`ArgumentPack` for ``kernel``."""
         pack = getattr(self.local, kernel, None)
         if pack is None:
-            pack = ArgumentPack(self.build.parameters[kernel])
+            pack = ArgumentPack(self.build.parameters[kernel], self.orders.get(kernel))
             setattr(self.local, kernel, pack)
         return pack
 
@@ -120,7 +129,11 @@ class DevicePlan:
             params.check_fields(parameters, params.written_fields(parameters, build.options.iota))
         module = load(build, self.device)
         kernels = {name: module.address(name) for name in build.kernels}
-        return Prepared(build, module, threading.local(), kernels)
+        return Prepared(build, module, threading.local(), kernels, self.argument_order(build))
+
+    def argument_order(self, build) -> dict[str, tuple[str, ...]]:
+        """Per kernel, the parameter names this plan's calls write, in order (checked when a pack is made)."""
+        return {}
 
     def temp_storage_bytes(self, n: int) -> int:
         """Bytes of temporary device storage a run over ``n`` items needs (0 for map)."""
@@ -131,32 +144,6 @@ class DevicePlan:
         return output
 
 
-def index_bits_for(n: int, arrays: list[DeviceArray]) -> int:
-    """32 when every size and offset fits in a signed 32-bit integer, else 64."""
-    largest = n
-    for array in arrays:
-        layout = array.layout
-        if layout.inner_stride == 1 and layout.inner_size == layout.outer_stride:  # contiguous
-            largest = max(largest, array.size)
-        else:
-            largest = max(largest, layout.max_offset(array.size) + 1, abs(layout.outer_stride))
-    return 32 if largest <= INT32_MAX else 64
-
-
-def require(array: DeviceArray, dtype: np.dtype, name: str, size: int | None = None) -> DeviceArray:
-    """Check a device array's element type (and item count) against what the kernel reads or writes.
-
-    Raises
-    ------
-    KernelTypeError
-        The element type differs: the kernel would read or write the wrong bytes.
-    ValueError
-        The item count differs.
-    """
-    if array.dtype != dtype:
-        raise KernelTypeError(
-            f"the {name} holds {array.dtype}, but this kernel was built for {np.dtype(dtype)}: convert it "
-            f"(x.astype(...)) or allocate it with that dtype; device primitives never convert silently")
-    if size is not None and array.size != size:
-        raise ValueError(f"the {name} has {array.size} items; this call needs {size}")
-    return array
+def index_bits_of(extent: int) -> int:
+    """32 when ``extent`` (the largest of the sizes and :attr:`ArrayFields.extent`) fits a signed 32-bit integer, else 64."""
+    return 32 if extent <= INT32_MAX else 64

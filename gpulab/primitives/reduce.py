@@ -1,16 +1,15 @@
-"""Reduce on a device: ``functools.reduce(fn, xs, initial)``, in two passes."""
+"""Reduce on a device: ``functools.reduce(fn, xs, initial)``, in one launch."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..runtime.arrays import device_array
-from ..runtime.module import launch
+from ..runtime.arrays import array_fields, device_array, empty
+from ..runtime.module import launch, value_fields
+from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
-from . import params
-from .plan import DevicePlan, index_bits_for, require
+from .plan import DevicePlan, index_bits_of
 
-SINGLE_PASS_TILES = 4  # inputs of at most this many tiles are folded by one block, in one launch
+SINGLE_BLOCK_TILES = 4  # inputs of at most this many tiles are folded by one block (no partials)
+COUNTER_BYTES = 16  # the block counter, then the partials (16 bytes keep any element type aligned)
 
 
 class ReducePlan(DevicePlan):
@@ -19,48 +18,59 @@ class ReducePlan(DevicePlan):
     def __init__(self, kernel, types, device, **options):
         super().__init__("reduce", kernel, types, device, **options)
         self.element = self.types[0]
+        self._initial_fields = value_fields(self.element.dtype)
+        self._scratch = StreamScratch()
 
-    def partial_count(self, n: int, prepared) -> int:
-        """How many blocks pass 1 uses (0 when one block does it all)."""
+    def argument_order(self, build):
+        return {"gpulab_reduce": ("in", "n", "out", "partials", "finished", "initial", "u")}
+
+    def blocks(self, n: int, prepared) -> int:
+        """How many blocks fold ``n`` items (1: one block folds them all, with no partials)."""
         tiles = -(-n // prepared.build.geometry.tile)
-        if tiles <= SINGLE_PASS_TILES:
-            return 0
+        if tiles <= SINGLE_BLOCK_TILES:
+            return 1
         resident = prepared.module.occupancy("gpulab_reduce", prepared.build.geometry.block_threads)
-        blocks = min(tiles, resident * self.device.multiprocessors)
-        return blocks if blocks >= 2 else 0  # a grid of one block means pass 2
+        return min(tiles, resident * self.device.multiprocessors)
 
     def temp_storage_bytes(self, n: int) -> int:
-        """Bytes for the per-block partial results."""
-        prepared = self.prepared(index_bits_for(n, []), self.uniform_values())
-        return self.partial_count(n, prepared) * self.element.itemsize
+        """Bytes for the per-block partial results (any contents; 0 when one block folds everything)."""
+        prepared = self.prepared(index_bits_of(n), self.uniform_values())
+        blocks = self.blocks(n, prepared)
+        return blocks * self.element.itemsize if blocks > 1 else 0
 
     def __call__(self, xs, initial, *, out=None, temp_storage=None, stream=None):
         """Fold ``xs`` into ``out`` (a 0-d device array, allocated if ``None``)."""
-        import cupy
-
-        array = require(device_array(xs, name="input"), self.element.dtype, "input")
-        n = array.size
-        initial_value = np.asarray(initial, dtype=self.element.dtype)
+        dtype = self.element.dtype
+        pointer, inner_size, inner_stride, outer_stride, n, extent = array_fields(xs, dtype, "input")
+        initial_fields = self._initial_fields(initial)
         uniform_values = self.uniform_values()
-        prepared = self.prepared(index_bits_for(n, [array]), uniform_values)
+        prepared = self.prepared(index_bits_of(extent), uniform_values)
         if out is None:
-            out = cupy.empty((), dtype=self.element.dtype)
-        out_pointer = require(device_array(out, name="output"), self.element.dtype, "output", 1).pointer
+            out = empty((), dtype)
+        out_pointer, _, _, _, out_size, _ = array_fields(out, dtype, "output")
+        if out_size != 1:
+            raise ValueError(f"the output has {out_size} items; this call needs 1")
         handle = stream_handle(stream)
-        blocks = self.partial_count(n, prepared)
-        function, block_threads = prepared.kernels["gpulab_reduce"], prepared.build.geometry.block_threads
+        blocks = self.blocks(n, prepared)
+        partials = finished = 0
+        if blocks > 1:
+            partials_bytes = blocks * self.element.itemsize
+            scratch, _ = self._scratch.get(COUNTER_BYTES + (0 if temp_storage is not None else partials_bytes),
+                                           handle)
+            finished, partials = scratch, scratch + COUNTER_BYTES
+            if temp_storage is not None:
+                partials = _storage(temp_storage, partials_bytes)
         pack = prepared.pack("gpulab_reduce")
-        pack["initial"] = initial_value
-        prepared.write_uniforms(pack, uniform_values)
-        if blocks:
-            if temp_storage is None:
-                temp_storage = cupy.empty(blocks * self.element.itemsize, dtype=np.uint8)
-            partials = device_array(temp_storage, name="temp_storage").pointer
-            pack["in"], pack["n"], pack["out"] = params.array_value(array), n, partials
-            launch(function, blocks, block_threads, handle, pack)
-            pack["in"], pack["n"] = (partials, blocks, 1, blocks), blocks
-        else:
-            pack["in"], pack["n"] = params.array_value(array), n
-        pack["out"] = out_pointer
-        launch(function, 1, block_threads, handle, pack)
+        pack.write(pointer, inner_size, inner_stride, outer_stride, n, out_pointer, partials, finished,
+                   *initial_fields, *prepared.uniform_fields(uniform_values))
+        launch(prepared.kernels["gpulab_reduce"], blocks, prepared.build.geometry.block_threads, handle, pack)
         return out
+
+
+def _storage(temp_storage, nbytes: int) -> int:
+    """The address of caller-given temporary storage of at least ``nbytes``."""
+    view = device_array(temp_storage, name="temp_storage")
+    size = view.size * view.dtype.itemsize
+    if size < nbytes:
+        raise ValueError(f"temp_storage has {size} bytes; this run needs {nbytes} (plan.temp_storage_bytes(n))")
+    return view.pointer

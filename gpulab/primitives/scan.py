@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import KernelTypeError
-from ..runtime.arrays import device_array
-from ..runtime.module import launch
+from ..runtime.arrays import array_fields, empty
+from ..runtime.module import launch, value_fields
 from ..runtime.streams import stream_handle
-from . import params
 from .lookback import LookBackPlan
-from .plan import index_bits_for, require
+from .plan import index_bits_of
 
 
 class ScanPlan(LookBackPlan):
@@ -20,35 +19,38 @@ class ScanPlan(LookBackPlan):
         super().__init__("scan", kernel, types, device, exclusive=exclusive, **options)
         self.element = self.types[0]
         self.exclusive = exclusive
+        self._initial_fields = value_fields(self.element.dtype)
+        self._zero = np.zeros((), self.element.dtype)[()]
 
     def status_value_size(self, prepared) -> int:
         """A tile's aggregate is an element."""
         return self.element.itemsize
 
+    def argument_order(self, build):
+        return {"gpulab_scan": ("in", "n", "out", "status", "epoch", "initial", "has_initial", "u")}
+
     def __call__(self, xs, initial=None, *, out=None, temp_storage=None, stream=None):
         """Scan ``xs`` into ``out`` (allocated like ``xs`` if ``None``)."""
-        import cupy
-
         if self.exclusive and initial is None:
             raise KernelTypeError("an exclusive scan needs initial= (item 0 of the result is the initial value)")
-        array = require(device_array(xs, name="input"), self.element.dtype, "input")
-        n = array.size
+        dtype = self.element.dtype
+        pointer, inner_size, inner_stride, outer_stride, n, extent = array_fields(xs, dtype, "input")
+        initial_fields = self._initial_fields(initial if initial is not None else self._zero)
         if out is None:
-            out = cupy.empty(n, dtype=self.element.dtype)
-        destination = require(device_array(out, name="output"), self.element.dtype, "output", n)
+            out = empty(n, dtype)
+        out_pointer, out_inner_size, out_inner_stride, out_outer_stride, out_size, out_extent = array_fields(
+            out, dtype, "output")
+        if out_size != n:
+            raise ValueError(f"the output has {out_size} items; this call needs {n}")
         uniform_values = self.uniform_values()
-        prepared = self.prepared(index_bits_for(n, [array, destination]), uniform_values)
+        prepared = self.prepared(index_bits_of(max(extent, out_extent)), uniform_values)
         if n == 0:
             return out
         handle = stream_handle(stream)
         tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
         pack = prepared.pack("gpulab_scan")
-        pack["in"], pack["n"], pack["out"] = params.array_value(array), n, params.array_value(destination)
-        pack["status"] = status
-        pack["epoch"] = epoch
-        pack["initial"] = np.asarray(initial if initial is not None else np.zeros((), self.element.dtype),
-                                     dtype=self.element.dtype)
-        pack["has_initial"] = initial is not None
-        prepared.write_uniforms(pack, uniform_values)
+        pack.write(pointer, inner_size, inner_stride, outer_stride, n,
+                   out_pointer, out_inner_size, out_inner_stride, out_outer_stride, *status, epoch,
+                   *initial_fields, initial is not None, *prepared.uniform_fields(uniform_values))
         launch(prepared.kernels["gpulab_scan"], tiles, prepared.build.geometry.block_threads, handle, pack)
         return out

@@ -121,41 +121,91 @@ def _unload(handle, context) -> None:
 
 
 _STRUCT_CODES = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "q": "q", "L": "Q",
-                 "Q": "Q", "f": "f", "d": "d", "?": "?"}
+                 "Q": "Q", "e": "e", "f": "f", "d": "d", "?": "?"}
 
 
-def _struct_of(dtype: np.dtype) -> struct.Struct | None:
-    """A ``struct`` layout of ``dtype`` when it is plain numbers (fast to write), else ``None``."""
+def _leaves(dtype: np.dtype, offset: int = 0) -> list[tuple[int, str]]:
+    """``(offset, struct code)`` of each value a ``dtype`` is written as.
+
+    A number is one value; a struct is its fields' values, in order; a
+    struct with a field ``struct`` cannot write (a sub-array, a complex
+    number) is one ``bytes`` value of its size, as is such a scalar.
+    """
     if dtype.names is None:
-        code = _STRUCT_CODES.get(dtype.char)
-        return struct.Struct("<" + code) if code and not dtype.shape else None
-    layout, position = "<", 0
+        code = _STRUCT_CODES.get(dtype.char) if not dtype.shape else None
+        return [(offset, code or f"{dtype.itemsize}s")]
+    found = []
     for name in dtype.names:
-        field, offset = dtype.fields[name][:2]
-        code = _STRUCT_CODES.get(field.char) if field.names is None and not field.shape else None
-        if code is None:
-            return None
-        layout += "x" * (offset - position) + code
-        position = offset + field.itemsize
-    return struct.Struct(layout + "x" * (dtype.itemsize - position))
+        field, field_offset = dtype.fields[name][:2]
+        found += _leaves(field, offset + field_offset)
+    if any(code.endswith("s") for _, code in found):
+        return [(offset, f"{dtype.itemsize}s")]
+    return found
+
+
+def plain_number(dtype: np.dtype) -> bool:
+    """Whether a value of ``dtype`` is written as it is: one number ``struct`` packs."""
+    return dtype.names is None and not dtype.shape and dtype.char in _STRUCT_CODES
+
+
+def value_fields(dtype: np.dtype):
+    """A function from a value of ``dtype`` (a number, a record) to the tuple :meth:`ArgumentPack.write` takes for it.
+
+    A value already of ``dtype``'s scalar type passes as it is; any other is
+    converted as ``numpy.asarray(value, dtype)`` converts it.
+    """
+    dtype = np.dtype(dtype)
+    leaves = _leaves(dtype)
+    if len(leaves) == 1 and leaves[0][1].endswith("s"):
+        return lambda value: (np.asarray(value, dtype).tobytes(),)
+    if dtype.names is None:
+        scalar = dtype.type
+        return lambda value: (value,) if type(value) is scalar else (np.asarray(value, dtype)[()],)
+
+    def fields(value):
+        return tuple(_flatten(np.asarray(value, dtype).item()))
+
+    return fields
+
+
+def _flatten(item):
+    for part in item:
+        if isinstance(part, tuple):
+            yield from _flatten(part)
+        else:
+            yield part
 
 
 class ArgumentPack:
-    """Kernel parameters packed once into one buffer, with the pointer array the driver reads.
+    """Kernel parameters in one buffer laid out as the kernel's parameter space, written in one step.
 
-    A launch writes only what changed (pointers, sizes) into the buffer and
-    passes the same pointer array: no per-call conversion of arguments. The
-    buffer is laid out as the kernel's parameter space is.
-    Write a parameter with ``pack[name] = value`` (a tuple for a struct, in
-    its flattened fields' order).
+    :meth:`write` takes every parameter's values in the kernel's order (a
+    struct's fields flattened, see :func:`value_fields`) and packs them with
+    one precompiled ``struct``; the launch passes the same pointer array
+    every time. ``pack[name] = value`` writes one parameter (a tuple for a
+    struct, in its flattened fields' order).
 
     Parameters
     ----------
     parameters : sequence of Parameter
         The kernel's parameters (``Build.parameters[kernel]``): names, C layouts, offsets.
+    order : sequence of str, optional
+        The parameter names the caller's :meth:`write` calls list, in order;
+        checked against ``parameters`` (a template and its plan must agree).
+
+    Raises
+    ------
+    GpulabError
+        When ``order`` is not the kernel's parameter order.
     """
 
-    def __init__(self, parameters):
+    def __init__(self, parameters, order=None):
+        names = tuple(p.name for p in parameters)
+        if order is not None and tuple(order) != names:
+            from ..errors import GpulabError
+
+            raise GpulabError(f"the kernel takes ({', '.join(names)}), but its plan writes ({', '.join(order)}): "
+                              "the template and the plan disagree")
         size = max((p.offset + p.dtype.itemsize for p in parameters), default=1)
         self._buffer = np.zeros(size + 16, dtype=np.uint8)
         base = self._buffer.ctypes.data
@@ -163,31 +213,82 @@ class ArgumentPack:
         self._memory = memoryview(self._buffer)[shift:shift + size]
         self._pointers = np.array([base + shift + p.offset for p in parameters], dtype=np.uint64)
         self.address = self._pointers.ctypes.data
-        self._writers = {p.name: self._writer(p.dtype, p.offset) for p in parameters}
+        self._layouts = {p.name: (_layout(_leaves(p.dtype, p.offset), p.offset), p.offset, value_fields(p.dtype))
+                         for p in parameters}
+        self._pack_into = _layout([leaf for p in parameters for leaf in _leaves(p.dtype, p.offset)], 0).pack_into
 
-    def _writer(self, dtype: np.dtype, offset: int):
-        layout, memory = _struct_of(dtype), self._memory
-        if layout is not None:
-            pack_into = layout.pack_into
-            if dtype.names is None:
-                return lambda value: pack_into(memory, offset, value)
-            return lambda value: pack_into(
-                memory, offset, *(value if isinstance(value, tuple) else np.asarray(value, dtype).item()))
-        end = offset + dtype.itemsize
-
-        def write(value):
-            memory[offset:end] = np.asarray(value, dtype=dtype).tobytes()
-
-        return write
+    def write(self, *values) -> None:
+        """Write every parameter: their values in the kernel's order, structs flattened."""
+        self._pack_into(self._memory, 0, *values)
 
     def __setitem__(self, name: str, value) -> None:
-        self._writers[name](value)
+        layout, offset, fields = self._layouts[name]
+        layout.pack_into(self._memory, offset, *(value if isinstance(value, tuple) else fields(value)))
+
+
+def _layout(leaves: list[tuple[int, str]], start: int) -> struct.Struct:
+    """One ``struct`` writing ``leaves`` (``(offset, code)``, in increasing offsets) from ``start``."""
+    layout, position = "<", start
+    for offset, code in leaves:
+        if offset < position:
+            raise ValueError(f"parameter values overlap at offset {offset}")
+        layout += "x" * (offset - position) + code
+        position = offset + struct.calcsize("<" + code)
+    return struct.Struct(layout)
+
+
+def launch_through_cuda_bindings(function, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream,
+                                 parameters, extra) -> None:
+    """``cuLaunchKernel`` through cuda.bindings (the launcher when CuPy's is missing)."""
+    from cuda.bindings import driver
+
+    (status,) = driver.cuLaunchKernel(function, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes,
+                                      stream, parameters, extra)
+    if status != driver.CUresult.CUDA_SUCCESS:
+        _check((status,))
+
+
+def _cupy_launcher():
+    """CuPy's compiled ``cuLaunchKernel`` wrapper (integers in, one C call) and its error, or ``None``."""
+    try:
+        from cupy.cuda import driver
+    except ImportError:  # pragma: no cover - CuPy is a dependency
+        return None
+    launcher, error = getattr(driver, "launchKernel", None), getattr(driver, "CUDADriverError", None)
+    return (launcher, error) if launcher and error else None
+
+
+LAUNCHERS = {"cupy": _cupy_launcher, "cuda.bindings": lambda: (launch_through_cuda_bindings, DeviceError)}
+"""Ways to call ``cuLaunchKernel`` with integer arguments, fastest first (bench/results: run 12), each
+giving the launch function and the exception it raises."""
+_launcher = _launch_error = None
+
+
+def use_launcher(name: str | None = None) -> None:
+    """Launch through ``LAUNCHERS[name]`` from now on (the first one that is there, for ``None``)."""
+    global _launcher, _launch_error
+    names = [name] if name else list(LAUNCHERS)
+    for candidate in names:
+        found = LAUNCHERS[candidate]()
+        if found is not None:
+            _launcher, _launch_error = found
+            return
+    raise DeviceError(f"no CUDA launcher among {', '.join(names)} is installed")
 
 
 def launch(function: int, grid: int, block: int, stream: int, pack: ArgumentPack, shared_bytes: int = 0) -> None:
-    """Launch the kernel ``function`` (a ``CUfunction`` address) on ``stream`` with the parameters in ``pack``."""
-    from cuda.bindings import driver
+    """Launch the kernel ``function`` (a ``CUfunction`` address) on ``stream`` with the parameters in ``pack``.
 
-    (status,) = driver.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, pack.address, 0)
-    if status != driver.CUresult.CUDA_SUCCESS:
-        _check((status,))
+    Raises
+    ------
+    DeviceError
+        When the driver refuses the launch.
+    """
+    if _launcher is None:
+        use_launcher()
+    try:
+        _launcher(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, pack.address, 0)
+    except _launch_error as exc:
+        if isinstance(exc, DeviceError):
+            raise
+        raise DeviceError(f"CUDA driver call failed: {exc}") from exc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+_current_stream = None  # cupy.cuda.get_current_stream, looked up once
+
 
 def stream_handle(stream) -> int:
     """Return the ``CUstream`` address of ``stream``.
@@ -12,10 +14,13 @@ def stream_handle(stream) -> int:
         ``None`` (CuPy's current stream), an object with the
         ``__cuda_stream__`` protocol, a CuPy stream (``.ptr``) or an int.
     """
+    global _current_stream
     if stream is None:
-        import cupy
+        if _current_stream is None:
+            import cupy
 
-        return cupy.cuda.get_current_stream().ptr
+            _current_stream = cupy.cuda.get_current_stream
+        return _current_stream().ptr
     if hasattr(stream, "__cuda_stream__"):
         return int(stream.__cuda_stream__()[1])
     if hasattr(stream, "ptr"):

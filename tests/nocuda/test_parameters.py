@@ -9,7 +9,7 @@ from gpulab.compiler.serialize import decode, encode
 from gpulab.errors import GpulabError
 from gpulab.primitives import params
 from gpulab.runtime.arrays import Layout
-from gpulab.runtime.module import ArgumentPack
+from gpulab.runtime.module import ArgumentPack, value_fields
 from gpulab.types import element_type
 
 PAIR = np.dtype([("value", np.float32), ("index", np.int32)], align=True)
@@ -89,15 +89,32 @@ def test_records_keep_their_dtype():
 def test_the_pack_is_laid_out_as_the_parameter_space():
     build = gpulab.compile("reduce", add, types="i32,i32", target="sm_90")
     parameters = build.parameters["gpulab_reduce"]
+    values = {"in": (0x1000, 7, 1, 7), "n": 7, "out": 0x2000, "partials": 0x3000, "finished": 0x4000,
+              "initial": -3}
     pack = ArgumentPack(parameters)
-    pack["in"] = (0x1000, 7, 1, 7)
-    pack["n"] = 7
-    pack["out"] = 0x2000
-    pack["initial"] = np.int32(-3)
+    for name, value in values.items():
+        pack[name] = np.int32(value) if name == "initial" else value
     memory = bytes(pack._memory)
-    for parameter, value in zip(parameters, [(0x1000, 7, 1, 7), 7, 0x2000, -3]):
+    for parameter in parameters[:-1]:
         written = np.frombuffer(memory, parameter.dtype, count=1, offset=parameter.offset)[0]
-        assert (written.item() if parameter.fields else written) == value
+        assert (written.item() if parameter.fields else written) == values[parameter.name]
+    at_once = ArgumentPack(parameters, order=[p.name for p in parameters])
+    at_once.write(0x1000, 7, 1, 7, 7, 0x2000, 0x3000, 0x4000, np.int32(-3))  # the uniforms: none
+    assert bytes(at_once._memory) == memory
+
+
+def test_a_plan_that_writes_another_order_is_refused():
+    build = gpulab.compile("reduce", add, types="i32,i32", target="sm_90")
+    with pytest.raises(GpulabError, match="the template and the plan disagree"):
+        ArgumentPack(build.parameters["gpulab_reduce"], order=("in", "n", "out", "initial", "u"))
+
+
+def test_values_are_converted_as_numpy_converts_them():
+    assert value_fields(np.dtype(np.int32))(np.int32(5)) == (5,)
+    (converted,) = value_fields(np.dtype(np.float32))(0.1)
+    assert type(converted) is np.float32 and converted == np.float32(0.1)
+    assert value_fields(PAIR)(np.array((1.5, 3), PAIR)[()]) == (1.5, 3)
+    assert value_fields(np.dtype(np.complex64))(1 + 2j) == (np.complex64(1 + 2j).tobytes(),)
 
 
 def test_the_cache_keeps_the_parameters():

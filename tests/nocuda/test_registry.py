@@ -17,9 +17,9 @@ import gpulab
 from gpulab import registry
 from gpulab.display.view import MIME_TYPE
 from gpulab.host.run import run_map
-from gpulab.primitives import call, params
-from gpulab.primitives.plan import DevicePlan, index_bits_for, require
-from gpulab.runtime.arrays import device_array
+from gpulab.primitives import call
+from gpulab.primitives.plan import DevicePlan, index_bits_of
+from gpulab.runtime.arrays import array_fields
 from gpulab.runtime.module import launch
 from gpulab.runtime.streams import stream_handle
 
@@ -30,19 +30,22 @@ class NaiveMapPlan(DevicePlan):
     def __init__(self, kernel, types, device, **options):
         super().__init__("naive_map", kernel, types, device, **options)
 
+    def argument_order(self, build):
+        return {"gpulab_naive_map": ("in0", "out", "n", "u")}
+
     def __call__(self, xs, *, stream=None):
         import cupy
 
-        source = require(device_array(xs), self.types[0].dtype, "input")
+        pointer, inner_size, inner_stride, outer_stride, n, extent = array_fields(xs, self.types[0].dtype, "input")
         uniform_values = self.uniform_values()
-        prepared = self.prepared(index_bits_for(source.size, [source]), uniform_values)
-        out = cupy.empty(source.size, dtype=prepared.build.result.dtype)
+        prepared = self.prepared(index_bits_of(extent), uniform_values)
+        out = cupy.empty(n, dtype=prepared.build.result.dtype)
+        out_fields = array_fields(out, out.dtype, "output")
         pack = prepared.pack("gpulab_naive_map")
-        pack["in0"], pack["out"], pack["n"] = params.array_value(source), params.array_value(device_array(out)), \
-            source.size
-        prepared.write_uniforms(pack, uniform_values)
+        pack.write(pointer, inner_size, inner_stride, outer_stride, *out_fields[:4], n,
+                   *prepared.uniform_fields(uniform_values))
         block = prepared.build.geometry.block_threads
-        launch(prepared.kernels["gpulab_naive_map"], -(-source.size // block), block, stream_handle(stream), pack)
+        launch(prepared.kernels["gpulab_naive_map"], -(-n // block), block, stream_handle(stream), pack)
         return out
 
 

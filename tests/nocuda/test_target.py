@@ -47,6 +47,17 @@ def test_the_current_device_is_checked_like_any_target():
         gpulab.compile("map", twice, types=("f32",))
 
 
+def test_a_target_the_toolchain_does_not_build_is_refused_before_a_build(monkeypatch):
+    from gpulab.compiler import target
+
+    monkeypatch.setattr(target, "toolchain_targets", lambda: (Target(9, 0),))
+    assert parse_target("sm_80") == Target(8, 0)  # in the table: parsing asks no toolchain
+    with pytest.raises(TargetError, match="sm_80 is not built by the installed NVRTC and nvJitLink; they build sm_90"):
+        gpulab.compile("map", twice, types=("f32",), target="sm_80")
+    with pytest.raises(TargetError, match="sm_80 is not built"):
+        session.SessionDefaults().update(target="sm_80")
+
+
 def test_no_gpu_and_no_target_says_how_to_compile_ahead_of_time():
     with use("host"), pytest.raises(TargetError, match="target='sm_90'"):
         parse_target(None)

@@ -1,0 +1,265 @@
+"""The fast call path on the GPU: every array kind, every stream kind, both launchers, 8 threads, one launch.
+
+CuPy arrays take the fast path (read from their attributes); a
+``__cuda_array_interface__`` object, a DLPack capsule provider and strided or
+2-D views take the general one. Both must give the results the host
+reference gives, and integer results bit for bit the same as each other.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+import gpulab
+from gpulab.runtime import module
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy")
+
+N = 3 * 4096 + 17
+
+
+def add(a, b):
+    return a + b
+
+
+def twice(x):
+    return x + x
+
+
+def positive(x):
+    return x > 0
+
+
+class Interface:
+    """A device array seen only through ``__cuda_array_interface__`` (as Numba's and PyTorch's are)."""
+
+    def __init__(self, array):
+        self.__cuda_array_interface__ = array.__cuda_array_interface__
+        self.keep = array
+
+
+class DLPackOnly:
+    """A device array seen only through DLPack."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def _kinds(data):
+    """(name, device input, its items as a flat NumPy array) for each kind of array."""
+    flat = cupy.asarray(data)
+    grid = cupy.asarray(data[: 8 * 1024]).reshape(8, 1024)
+    return [
+        ("cupy", flat, data),
+        ("cuda_array_interface", Interface(flat), data),
+        ("dlpack", DLPackOnly(flat), data),
+        ("strided", flat[::3], data[::3]),
+        ("2-d columns", grid[:, 5:900], cupy.asnumpy(grid[:, 5:900]).reshape(-1)),
+        ("2-d transposed", grid.T, cupy.asnumpy(grid.T).reshape(-1)),
+    ]
+
+
+def _results(xs):
+    """What every primitive gives for ``xs`` (one-shot calls and reused objects)."""
+    reducer, scanner = gpulab.make_reduce(add, np.int32), gpulab.make_scan(add, np.int32)
+    return {
+        "map": cupy.asnumpy(gpulab.map(twice, xs)),
+        "reduce": int(gpulab.reduce(add, xs, np.int32(5))),
+        "reduce, reused": int(reducer(xs, np.int32(5))),
+        "scan": cupy.asnumpy(gpulab.scan(add, xs, np.int32(1))),
+        "scan, reused": cupy.asnumpy(scanner(xs, np.int32(1))),
+        "filter": cupy.asnumpy(gpulab.filter(positive, xs)),
+    }
+
+
+def _expected(items):
+    return {
+        "map": items * 2,
+        "reduce": int(items.sum()) + 5,
+        "reduce, reused": int(items.sum()) + 5,
+        "scan": np.cumsum(items) + 1,
+        "scan, reused": np.cumsum(items) + 1,
+        "filter": items[items > 0],
+    }
+
+
+@pytest.fixture(params=list(module.LAUNCHERS))
+def launcher(request):
+    module.use_launcher(request.param)
+    yield request.param
+    module.use_launcher()
+
+
+def test_every_array_kind_gives_the_host_results(launcher):
+    data = np.random.default_rng(0).integers(-1000, 1000, N, dtype=np.int32)
+    for name, xs, items in _kinds(data):
+        got, want = _results(xs), _expected(items)
+        for primitive in want:
+            np.testing.assert_array_equal(got[primitive], want[primitive], err_msg=f"{primitive} of a {name} input "
+                                                                                   f"({launcher} launcher)")
+
+
+def test_float_results_do_not_depend_on_the_path():
+    data = np.random.default_rng(1).standard_normal(2**20).astype(np.float32)
+    flat = cupy.asarray(data)
+    fast = [cupy.asnumpy(gpulab.map(twice, flat)), cupy.asnumpy(gpulab.reduce(add, flat, np.float32(0))),
+            cupy.asnumpy(gpulab.scan(add, flat))]
+    for other in (Interface(flat), DLPackOnly(flat)):  # the same array through the general path
+        general = [cupy.asnumpy(gpulab.map(twice, other)), cupy.asnumpy(gpulab.reduce(add, other, np.float32(0))),
+                   cupy.asnumpy(gpulab.scan(add, other))]
+        for a, b in zip(fast, general):
+            assert a.tobytes() == b.tobytes()
+
+
+class StreamProtocol:
+    """A stream given only by the ``__cuda_stream__`` protocol."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __cuda_stream__(self):
+        return (0, self.stream.ptr)
+
+
+def _stream_kinds(streams):
+    """(name, stream=, the current stream) for each way of giving a stream; ``streams`` keeps them alive."""
+    streams += [cupy.cuda.Stream(non_blocking=True) for _ in range(4)]
+    return [
+        ("default", None, None),
+        ("current (with a CuPy stream)", None, streams[0]),
+        ("a CuPy stream", streams[1], None),
+        ("__cuda_stream__", StreamProtocol(streams[2]), None),
+        ("an int handle", streams[3].ptr, None),
+        ("per-thread default", cupy.cuda.Stream.ptds, None),
+    ]
+
+
+def test_every_stream_kind():
+    data = np.random.default_rng(2).integers(-1000, 1000, 2**20 + 3, dtype=np.int32)
+    expected = _expected(data)
+    xs = cupy.asarray(data)
+    cupy.cuda.Device().synchronize()
+    plans = {"map": gpulab.make_map(twice, xs), "reduce": gpulab.make_reduce(add, xs),
+             "scan": gpulab.make_scan(add, xs), "filter": gpulab.make_filter(positive, xs)}
+    streams = []
+    for name, stream, current in _stream_kinds(streams):
+        with current if current is not None else cupy.cuda.Stream.null:
+            got = {"map": plans["map"](xs, stream=stream), "reduce": plans["reduce"](xs, np.int32(5), stream=stream),
+                   "scan": plans["scan"](xs, np.int32(1), stream=stream),
+                   "filter": plans["filter"].finish(plans["filter"](xs, stream=stream), stream=stream)}
+            cupy.cuda.Device().synchronize()
+        for primitive, value in got.items():
+            np.testing.assert_array_equal(cupy.asnumpy(value), expected[primitive], err_msg=f"{primitive} on {name}")
+
+
+@pytest.mark.parametrize("own_streams", [False, True])
+def test_eight_threads_share_one_plan_of_each_primitive(own_streams):
+    rng = np.random.default_rng(3)
+    inputs = [rng.integers(-1000, 1000, size, dtype=np.int32) for size in (100, 5000, 2**16 + 1, 2**20, 777) * 2]
+    device_inputs = [cupy.asarray(data) for data in inputs]
+    cupy.cuda.Device().synchronize()
+    plans = {"map": gpulab.make_map(twice, np.int32), "reduce": gpulab.make_reduce(add, np.int32),
+             "scan": gpulab.make_scan(add, np.int32), "filter": gpulab.make_filter(positive, np.int32)}
+    failures, barrier = [], threading.Barrier(8)
+
+    def work(index):
+        try:
+            stream = cupy.cuda.Stream(non_blocking=True) if own_streams else cupy.cuda.Stream.null
+            barrier.wait()
+            for round_ in range(20):
+                k = (index + round_) % len(inputs)
+                with stream:
+                    xs = device_inputs[k]
+                    got = {"map": plans["map"](xs), "reduce": plans["reduce"](xs, np.int32(5)),
+                           "scan": plans["scan"](xs, np.int32(1)),
+                           "filter": plans["filter"].finish(plans["filter"](xs))}
+                    stream.synchronize()
+                for primitive, want in _expected(inputs[k]).items():
+                    if primitive in got and not np.array_equal(cupy.asnumpy(got[primitive]), want):
+                        failures.append((index, round_, primitive))
+        except Exception as exc:  # reported below, with the thread
+            failures.append((index, repr(exc)))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+
+
+def _kernel_nodes(call) -> int:
+    """How many kernels ``call`` launches: it is captured into a CUDA graph and the graph's nodes counted."""
+    from cuda.bindings import driver
+
+    stream = cupy.cuda.Stream(non_blocking=True)
+    call(stream)  # allocations and first builds happen outside the capture
+    stream.synchronize()
+    (status,) = driver.cuStreamBeginCapture(stream.ptr, driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
+    assert status == driver.CUresult.CUDA_SUCCESS
+    call(stream)
+    status, graph = driver.cuStreamEndCapture(stream.ptr)
+    assert status == driver.CUresult.CUDA_SUCCESS
+    status, *_, count = driver.cuGraphGetNodes(graph, 0)
+    assert status == driver.CUresult.CUDA_SUCCESS
+    driver.cuGraphDestroy(graph)
+    return count
+
+
+@pytest.mark.parametrize("n", [1000, 2**16, 2**20, 2**24 + 5])
+def test_every_primitive_is_one_launch(n):
+    xs = cupy.ones(n, np.int32)
+    out, scalar, kept = cupy.empty_like(xs), cupy.empty((), np.int32), cupy.empty((), np.int64)
+    mapper, reducer = gpulab.make_map(twice, xs), gpulab.make_reduce(add, xs)
+    scanner, filterer = gpulab.make_scan(add, xs), gpulab.make_filter(positive, xs)
+    assert _kernel_nodes(lambda s: mapper(xs, out=out, stream=s)) == 1
+    assert _kernel_nodes(lambda s: reducer(xs, np.int32(0), out=scalar, stream=s)) == 1
+    assert _kernel_nodes(lambda s: scanner(xs, out=out, stream=s)) == 1
+    assert _kernel_nodes(lambda s: filterer(xs, out=out, kept=kept, stream=s)) == 1
+    assert int(scalar) == n and int(kept) == n
+
+
+def test_a_reduce_counter_is_ready_for_every_next_launch():
+    plan = gpulab.make_reduce(add, np.int64)
+    data = cupy.arange(2**22, dtype=cupy.int64)
+    temp = cupy.full(plan.temp_storage_bytes(data.size), 0xFF, cupy.uint8)  # partials need no zeroing
+    for size in (2**22, 3, 2**16 + 1, 2**22 - 1, 5 * 4096, 2**20) * 3:
+        for storage in (None, temp):
+            got = plan(data[:size], np.int64(0), temp_storage=storage)
+            assert int(got) == size * (size - 1) // 2, (size, storage is None)
+
+
+@gpulab.kernel
+def helper(x: gpulab.i64) -> gpulab.i64:
+    return x + 1
+
+
+offset = 10
+
+
+def outer(x):
+    return helper(x) + offset
+
+
+def test_one_shot_calls_see_a_changed_uniform_and_a_redefined_helper(monkeypatch):
+    xs = cupy.arange(4, dtype=cupy.int64)
+    for _ in range(3):  # the repeated call takes the fast lookup
+        np.testing.assert_array_equal(gpulab.map(outer, xs).get(), [11, 12, 13, 14])
+    monkeypatch.setitem(globals(), "offset", 20)
+    np.testing.assert_array_equal(gpulab.map(outer, xs).get(), [21, 22, 23, 24])
+
+    def redefined(x: gpulab.i64) -> gpulab.i64:  # what the next notebook cell defines
+        return x * 100
+
+    monkeypatch.setitem(globals(), "helper", gpulab.kernel(redefined))
+    np.testing.assert_array_equal(gpulab.map(outer, xs).get(), [20, 120, 220, 320])
+    monkeypatch.setitem(globals(), "offset", 1.5)  # a float now: another build, the same plan
+    np.testing.assert_array_equal(gpulab.map(outer, xs).get(), [1.5, 101.5, 201.5, 301.5])
