@@ -14,6 +14,7 @@ import numpy as np
 from .. import registry
 from ..errors import KernelTypeError
 from ..kernel import Kernel, as_kernel
+from ..lru import LRU
 from ..types import ElementType, element_type
 from . import codegen, disasm, frontend, linemap, link, nvrtc
 from .analysis.costs import LineCosts, line_costs
@@ -210,14 +211,14 @@ def run_pipeline(spec: BuildSpec) -> Build:
     pending = None
     if spec.result is not None:
         generated = _generate(spec, spec.result, timings)
-        pending = _worker().submit(_compile_kernel, spec, generated, timings)
+        pending = _worker().submit(_compile_kernel, spec, spec.result, timings)
     with _stage(timings, "frontend"):
         operator = frontend.compile_operator(
             kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
             options=frontend.Options(lineinfo=options.lineinfo, fma=options.fma))
     if pending is None:
         generated = _generate(spec, operator.result, timings)
-        kernel_code = _compile_kernel(spec, generated, timings)
+        kernel_code = _compile_kernel(spec, operator.result, timings)
     else:
         kernel_code = pending.result()
     with _stage(timings, "link"):
@@ -237,19 +238,29 @@ def run_pipeline(spec: BuildSpec) -> Build:
     )
 
 
-def _generate(spec: BuildSpec, result: ElementType, timings: dict) -> codegen.Source:
+def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | None = None) -> codegen.Source:
     options = spec.options
     with _stage(timings, "codegen"):
-        return codegen.generate(spec.record, spec.kernel.name, spec.target.arch, list(spec.inputs), result,
+        return codegen.generate(spec.record, name or spec.kernel.name, spec.target.arch, list(spec.inputs), result,
                                 list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
                                 exclusive=options.exclusive)
 
 
-def _compile_kernel(spec: BuildSpec, generated: codegen.Source, timings: dict):
+KERNEL_CODE: LRU = LRU(64)
+"""NVRTC's output by kernel text, target and options. The kernel around an operator does not depend on
+the operator (only comments name it), so each primitive, element types, uniforms and options are
+compiled by NVRTC once per process, whatever functions they are built for."""
+_ANONYMOUS = "op"  # the name the text NVRTC compiles gives every operator (same lines as the shown text)
+
+
+def _compile_kernel(spec: BuildSpec, result: ElementType, timings: dict):
     options = spec.options
+    text = _generate(spec, result, {}, name=_ANONYMOUS).text
     with _stage(timings, "nvrtc"):
-        return nvrtc.compile_kernel(generated.text, spec.target, output=options.code_kind,
-                                    lineinfo=options.lineinfo, fma=options.fma)
+        return KERNEL_CODE.get_or_make(
+            (text, spec.target, options.code_kind, options.lineinfo, options.fma),
+            lambda: nvrtc.compile_kernel(text, spec.target, output=options.code_kind, lineinfo=options.lineinfo,
+                                         fma=options.fma))
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,65 @@
+"""What keeps builds fast, checked by what runs rather than by timing it (bench/compile.py has the figures)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gpulab.compiler import build, nvrtc
+import gpulab
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def first_op(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
+    return a * 2 + b
+
+
+def second_op(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
+    return a - b
+
+
+def test_nvrtc_compiles_a_kernel_text_once_whatever_the_operator(monkeypatch):
+    compiled = []
+    real = nvrtc.compile_kernel
+
+    def counting(*args, **kwargs):
+        compiled.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(nvrtc, "compile_kernel", counting)
+    build.KERNEL_CODE.clear()
+    first = gpulab.compile("scan", first_op, target="sm_90", fma=False)
+    second = gpulab.compile("scan", second_op, target="sm_90", fma=False)
+    assert len(compiled) == 1  # the kernel around both operators, once
+    assert "`first_op`" in first.source and "`second_op`" in second.source  # what is shown names each
+    assert first.cubin != second.cubin and first.line_map.python_lines() and second.line_map.python_lines()
+    gpulab.compile("scan", first_op, target="sm_90", fma=False, exclusive=True)
+    assert len(compiled) == 2  # another kernel text
+
+
+CHILD = """
+import json, sys
+import gpulab
+def op(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
+    return a + b
+build = gpulab.compile("reduce", op, target="sm_90")
+assert build.sass
+print(json.dumps({"origin": build.origin, "loaded": sorted(m for m in ("numba", "cuda.bindings.nvrtc",
+      "cuda.bindings.nvjitlink", "importlib.metadata") if m in sys.modules)}))
+"""
+
+
+def test_a_disk_hit_loads_no_compiler(tmp_path):
+    source = tmp_path / "kernel_source.py"
+    source.write_text(CHILD)
+    env = dict(os.environ, GPULAB_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+
+    def run():
+        result = subprocess.run([sys.executable, str(source)], env=env, capture_output=True, text=True, check=True)
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    assert run()["origin"] == "built"
+    hit = run()
+    assert hit == {"origin": "disk", "loaded": []}  # no numba, NVRTC, nvJitLink or package metadata
