@@ -296,24 +296,41 @@ def print_latencies(table: dict) -> None:
 
 
 def build_times() -> dict:
-    """Seconds for gpulab's first build of a new spec (warm process), per primitive, ready to run."""
-    from gpulab.compiler.build import build_for, make_spec
+    """Seconds of gpulab's build of a new spec in a warm process, per primitive, ready to run (no disassembly).
 
-    def new_map(x):
+    ``first``: the first float32 kernel text of its primitive in this process (NVRTC runs);
+    ``next``: a new operator for a kernel text NVRTC has compiled (what a notebook that edits a function pays).
+    """
+    from gpulab.compiler.build import KERNEL_CODE, build_for, make_spec
+
+    def first_map(x):
         return x * 3 + 2
 
-    def new_reduce(a, b):
+    def next_map(x):
+        return x * 5 - 1
+
+    def first_fold(a, b):
         return a * b + a
 
-    def new_scan(a, b):
+    def next_fold(a, b):
         return max(a, b) + 1
 
+    def first_test(x):
+        return x > 1
+
+    def next_test(x):
+        return x < 2
+
     found = {}
-    for primitive, fn, types in (("map", new_map, "f32"), ("reduce", new_reduce, "f32,f32"),
-                                 ("scan", new_scan, "f32,f32")):
-        start = time.perf_counter()
-        build_for(make_spec(primitive, fn, types=types, target=None))
-        found[primitive] = time.perf_counter() - start
+    KERNEL_CODE.clear()
+    for primitive, first, following, types in (("map", first_map, next_map, "f32"),
+                                               ("reduce", first_fold, next_fold, "f32,f32"),
+                                               ("scan", first_fold, next_fold, "f32,f32"),
+                                               ("filter", first_test, next_test, "f32")):
+        for label, fn in (("first", first), ("next", following)):
+            start = time.perf_counter()
+            build_for(make_spec(primitive, fn, types=types, target=None))
+            found[f"{primitive} {label}"] = time.perf_counter() - start
     return found
 
 

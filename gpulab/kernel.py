@@ -168,15 +168,18 @@ class Kernel:
 
     @functools.cached_property
     def watched_names(self) -> tuple:
-        """``(cell, namespace, name, value)`` per name the function refers to: where to look it up again.
+        """``(cell, namespace, name, attributes, value)`` per name (or module attribute) the function reads.
 
-        A closure's cell (``namespace`` unused) or the function's globals
-        (``cell`` None), and the object the name held when the kernel was checked.
+        Where to look it up again: a closure's cell (``namespace`` unused) or
+        the function's globals (``cell`` None); the attributes read from it
+        (``np.sqrt``: ``("sqrt",)``); and the object found when the kernel was checked.
         """
         code, closure = self.pyfunc.__code__, self.pyfunc.__closure__ or ()
         cells = dict(zip(code.co_freevars, closure))
-        return tuple((cells.get(name), self.pyfunc.__globals__, name, value)
-                     for name, value in self.analysis.references.items())
+        watched = [(name, (), value) for name, value in self.analysis.references.items()]
+        watched += [(dotted.split(".")[0], tuple(dotted.split(".")[1:]), value)
+                    for dotted, value in self.analysis.attributes.items()]
+        return tuple((cells.get(name), self.pyfunc.__globals__, name, path, value) for name, path, value in watched)
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -313,15 +316,10 @@ def as_kernel(fn, **options) -> Kernel:
 
 def references_unchanged(kernel: Kernel) -> bool:
     """Whether every name ``kernel``'s function refers to (other than uniforms) still holds the object it held."""
-    for cell, namespace, name, value in kernel.watched_names:
+    for cell, namespace, name, path, value in kernel.watched_names:
         current = namespace.get(name, _MISSING) if cell is None else cell.cell_contents
-        if current is not value:
-            return False
-    for dotted, value in kernel.analysis.attributes.items():
-        root, *path = dotted.split(".")
-        current = cells[root].cell_contents if root in cells else kernel.pyfunc.__globals__.get(root, missing)
-        for attr in path:
-            current = vars(current).get(attr, missing) if isinstance(current, pytypes.ModuleType) else missing
+        for attribute in path:  # a module attribute the kernel reads (np.sqrt), resolved again
+            current = vars(current).get(attribute, _MISSING) if isinstance(current, pytypes.ModuleType) else _MISSING
         if current is not value:
             return False
     return True
