@@ -26,7 +26,7 @@ DISPLAY_CORE = {"gpulab.errors"}  # renderers know nothing of builds, devices or
 
 
 def layer_of(module: str) -> str:
-    if module in CORE:
+    if module in CORE or module.rpartition(".")[0] in CORE:  # a core package's modules are core too
         return "core"
     if module in ("gpulab.bench", "gpulab.plot"):
         return "bench"

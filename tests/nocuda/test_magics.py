@@ -154,7 +154,7 @@ def test_gpulab_devices_cache_and_help(shell):
     listing = run(shell, "%gpulab devices")
     assert "host" in texts(listing)
     assert "<table" in listing.outputs[0].data["text/html"]
-    assert "directory" in texts(run(shell, "%gpulab cache"))
+    assert all(layer in texts(run(shell, "%gpulab cache")) for layer in ("memory", "private", "builds"))
     assert "cleared the build cache" in run(shell, "%gpulab cache clear").stdout
     assert "%gpulab use host" in run(shell, "%gpulab help").stdout
     assert "the current device is host" in run(shell, "%gpulab use host").stdout

@@ -9,107 +9,13 @@ import struct
 import subprocess
 import sys
 import threading
-import time
-import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cachekit import KEY, OTHER, REPO, Artifact, Builder, cache_warnings, decode, encode, get, make_artifact, run_threads
 
 import gpulab.cache as cache_mod
 from gpulab.cache import BuildCache, CacheInfo, CacheWarning
-
-KEY = "ab" * 32
-OTHER = "cd" * 32
-REPO = Path(cache_mod.__file__).resolve().parents[1]
-
-
-@dataclass
-class Artifact:
-    """A stand-in for a Build: JSON metadata plus named byte strings."""
-
-    meta: dict
-    blobs: dict
-
-
-def encode(artifact: Artifact) -> tuple[dict, dict]:
-    return artifact.meta, artifact.blobs
-
-
-def decode(meta: dict, blobs: dict) -> Artifact:
-    return Artifact(meta, blobs)
-
-
-def make_artifact(tag: str = "k", size: int = 1000) -> Artifact:
-    return Artifact({"tag": tag, "registers": 32, "lines": [1, 2, 3], "nested": {"x": None}},
-                    {"cubin": os.urandom(size), "sass": b"IADD3 R1, R2, R3 ;\n" * 4, "empty": b""})
-
-
-class Builder:
-    """Counts its calls; returns a fixed artifact or raises a fixed exception."""
-
-    def __init__(self, result: Artifact | BaseException | None = None, delay: float = 0.0):
-        self.result = make_artifact() if result is None else result
-        self.delay = delay
-        self.calls = 0
-        self._lock = threading.Lock()
-
-    def __call__(self) -> Artifact:
-        with self._lock:
-            self.calls += 1
-        time.sleep(self.delay)
-        if isinstance(self.result, BaseException):
-            raise self.result
-        return self.result
-
-
-def fail_build() -> Artifact:
-    raise AssertionError("the builder must not be called")
-
-
-def get(cache: BuildCache, key: str = KEY, build=fail_build) -> Artifact:
-    return cache.get_or_build(key, build, encode=encode, decode=decode)
-
-
-def run_threads(count: int, target) -> list:
-    """Run ``target()`` in ``count`` threads released together; return results or exceptions."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def worker(index: int) -> None:
-        barrier.wait()
-        try:
-            results[index] = target()
-        except BaseException as exc:  # noqa: BLE001 - collected for the test to inspect
-            results[index] = exc
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
-
-
-def cache_warnings(record) -> list[str]:
-    return [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
-
-
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("GPULAB_CACHE_DIR", str(directory))
-    monkeypatch.delenv("GPULAB_CACHE_MAX_BYTES", raising=False)
-    return directory
-
-
-@pytest.fixture(autouse=True)
-def warnings_are_errors():
-    """Any unexpected CacheWarning fails the test; tests that expect one record it."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", CacheWarning)
-        yield
-
 
 # ---------------------------------------------------------------- single flight
 
@@ -122,7 +28,7 @@ def test_concurrent_cold_calls_build_once(cache_dir: Path) -> None:
     assert all(result is results[0] for result in results)
     assert isinstance(results[0], Artifact)
     info = cache.info()
-    assert (info.misses, info.builds, info.disk_hits, info.memory_entries) == (8, 1, 0, 1)
+    assert (info.memory.misses, info.builds, info.disk_hits, info.memory_entries) == (8, 1, 0, 1)
     assert get(cache) is results[0]
 
 
@@ -142,7 +48,7 @@ def test_failed_build_reaches_every_waiter_and_is_not_cached(cache_dir: Path) ->
 
 def test_recursive_build_is_an_error(cache_dir: Path) -> None:
     cache = BuildCache()
-    with pytest.raises(RuntimeError, match="recursive"):
+    with pytest.raises(RuntimeError, match="asked for that value again"):
         get(cache, build=lambda: get(cache))
 
 
@@ -164,7 +70,7 @@ def test_disk_round_trip_in_fresh_instance(cache_dir: Path) -> None:
     assert loaded.blobs == built.result.blobs
     assert get(fresh) is loaded
     info = fresh.info()
-    assert (info.hits, info.misses, info.disk_hits, info.builds) == (1, 1, 1, 0)
+    assert (info.memory.hits, info.memory.misses, info.disk_hits, info.builds) == (1, 1, 1, 0)
     assert (info.disk_entries, info.memory_entries) == (1, 1)
 
 
@@ -371,7 +277,7 @@ def test_lru_eviction_keeps_the_bound(cache_dir: Path) -> None:
     get(cache, key="c3", build=Builder(make_artifact("c", 10_000)))
     assert sorted(p.name for p in cache_dir.iterdir()) == ["a1.gpulab", "c3.gpulab"]
     info = cache.info()
-    assert info.disk_bytes <= info.max_bytes and info.disk_entries == 2
+    assert info.private.bytes <= info.max_bytes and info.disk_entries == 2
 
 
 def test_max_bytes_from_environment(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -413,7 +319,7 @@ def test_directory_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_default_cache_reads_environment_on_first_use(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache_mod, "_default", None)
+    cache_mod.reset_default_cache()
     cache = cache_mod.default_cache()
     assert cache is cache_mod.default_cache()
     assert cache.info().directory == cache_dir
@@ -423,14 +329,19 @@ def test_default_cache_reads_environment_on_first_use(cache_dir: Path, monkeypat
     assert cache_mod.cache_info().disk_entries == 0 and cache_mod.cache_info().memory_entries == 0
 
 
-def test_info_renders_as_text_and_html(cache_dir: Path) -> None:
-    cache = BuildCache()
+def test_info_renders_as_text_and_html(tmp_path: Path) -> None:
+    folder = tmp_path / "<b>cache</b>"
+    cache = BuildCache(folder, shared=())
     get(cache, build=Builder())
     get(cache)
     info = cache.info()
     assert isinstance(info, CacheInfo)
-    text = str(info)
-    assert str(cache_dir) in text and "1 hits, 1 misses (0 from disk, 1 builds)" in text
-    assert "512.0 MiB" in text
+    assert (info.memory.hits, info.memory.misses, info.disk_hits, info.builds) == (1, 1, 0, 1)
+    lines = str(info).splitlines()
+    assert lines[0].split() == ["layer", "where", "holds", "lookups", "state"]
+    assert lines[1].startswith("memory") and "1 entries of 256" in lines[1] and "1 hits, 1 misses" in lines[1]
+    assert lines[2].startswith("private") and str(folder) in lines[2] and "of 512.0 MiB" in lines[2]
+    assert "0 hits, 1 misses" in lines[2] and lines[3].split() == ["builds", "1"]
     html = info._repr_html_()
-    assert html.startswith("<table") and "1 entries" in html
+    assert html.startswith("<table") and "&lt;b&gt;cache&lt;/b&gt;" in html and "<b>" not in html
+    assert html.count("<tr>") == 1 + 3
