@@ -1,0 +1,72 @@
+"""``python -m gpulab.cache``: look at the build cache, clear it, and prepare or check a shared folder.
+
+::
+
+    python -m gpulab.cache info              this user's cache, layer by layer
+    python -m gpulab.cache clear             remove this user's entries (never a shared folder's)
+    python -m gpulab.cache publish DIR       make DIR, filled by BuildCache(DIR), readable as a shared folder
+    python -m gpulab.cache check DIR         how a learner's gpulab will see DIR in GPULAB_SHARED_CACHE_DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import cache_info, clear_cache
+from .share import inspect_shared, publish
+from .trust import Untrusted
+
+
+def _info(args: argparse.Namespace) -> int:
+    print(cache_info())
+    return 0
+
+
+def _clear(args: argparse.Namespace) -> int:
+    before = cache_info()
+    clear_cache()
+    print(f"removed {before.disk_entries} entries from {before.directory}")
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    try:
+        report = publish(args.folder)
+    except (Untrusted, OSError) as exc:
+        print(f"cannot publish {args.folder}: {exc}", file=sys.stderr)
+        return 1
+    print(report)
+    return 0 if report.ok else 1
+
+
+def _check(args: argparse.Namespace) -> int:
+    report = inspect_shared(args.folder)
+    print(report)
+    return 0 if report.ok else 1
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: one sub-command per job."""
+    top = argparse.ArgumentParser(prog="python -m gpulab.cache", description=__doc__.split("\n\n")[0])
+    commands = top.add_subparsers(dest="command", required=True)
+    commands.add_parser("info", help="show this user's cache, layer by layer").set_defaults(run=_info)
+    commands.add_parser("clear", help="remove this user's entries (never a shared folder's)").set_defaults(run=_clear)
+    share = commands.add_parser("publish", help="make a filled folder readable by all, as a shared folder "
+                                                "(folder 0755, entries 0644; entries that fail checks removed)")
+    share.add_argument("folder", help="a folder you own, filled through BuildCache(folder, shared=())")
+    share.set_defaults(run=_publish)
+    check = commands.add_parser("check", help="judge a folder as learners' gpulab will (run it as a learner)")
+    check.add_argument("folder", help="a folder meant for GPULAB_SHARED_CACHE_DIR")
+    check.set_defaults(run=_check)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return its exit status (1 when a folder or an entry is refused)."""
+    args = parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""``python -m gpulab.cache``, run as a user runs it: a separate process with its own environment."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cachekit import KEY, OTHER, REPO, Builder, entry, get
+
+from gpulab.cache import BuildCache
+
+
+def cli(*args: str, cache: Path, shared: str = "") -> subprocess.CompletedProcess:
+    env = dict(os.environ, GPULAB_CACHE_DIR=str(cache), GPULAB_SHARED_CACHE_DIR=shared,
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-m", "gpulab.cache", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_publish_then_check_then_use_as_a_shared_folder(tmp_path: Path) -> None:
+    course = tmp_path / "course"
+    teacher = BuildCache(course, shared=())
+    for key in (KEY, OTHER):
+        get(teacher, key=key, build=Builder())
+    entry(course, OTHER).write_bytes(b"a crashed copy")
+
+    published = cli("publish", str(course), cache=tmp_path / "mine")
+    assert published.returncode == 0, published.stderr
+    assert "trusted as a shared cache folder; 1 good entries, 0 refused" in published.stdout
+    assert cli("check", str(course), cache=tmp_path / "mine").returncode == 0
+
+    info = cli("info", cache=tmp_path / "learner", shared=str(course))
+    assert info.returncode == 0 and info.stderr == ""
+    shared_row = next(line for line in info.stdout.splitlines() if line.startswith("shared"))
+    assert str(course) in shared_row and "1 entries" in shared_row and "read-only" in shared_row
+
+
+def test_check_and_publish_fail_on_a_folder_others_can_write(tmp_path: Path) -> None:
+    course = tmp_path / "course"
+    get(BuildCache(course, shared=()), build=Builder())
+    course.chmod(0o777)
+    checked = cli("check", str(course), cache=tmp_path / "mine")
+    assert checked.returncode == 1 and "refused as a shared cache folder" in checked.stdout
+    assert "writable by its group and others (mode 0777)" in checked.stdout
+    published = cli("publish", str(course), cache=tmp_path / "mine")
+    assert published.returncode == 1 and "cannot publish" in published.stderr
+
+
+def test_clear_removes_private_entries_only(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    get(BuildCache(mine, shared=()), build=Builder())
+    cleared = cli("clear", cache=mine)
+    assert cleared.returncode == 0 and f"removed 1 entries from {mine}" in cleared.stdout
+    assert not entry(mine).exists()
+    usage = cli("frobnicate", cache=mine)
+    assert usage.returncode == 2 and "invalid choice" in usage.stderr
