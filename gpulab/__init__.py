@@ -3,7 +3,8 @@
 Compile a typed Python function for a primitive and look at every stage
 (``gpulab.compile``), run the primitives on a GPU or the host reference
 (``gpulab.map``, ``reduce``, ``scan``, ``filter``), and time them
-(``gpulab.bench``). In a notebook, ``%load_ext gpulab`` adds ``%%gpukernel``.
+(``gpulab.bench``); grade an exercise against the host reference
+(``gpulab.check``). In a notebook, ``%load_ext gpulab`` adds ``%%gpukernel``.
 """
 
 from . import errors
@@ -17,6 +18,7 @@ from .device import current, devices, use
 from .iota import Iota, iota
 from .kernel import Kernel, kernel
 from .notebook import formatters as _formatters
+from .notebook.grading import Checked, check
 from .primitives import filter, make_filter, make_map, make_reduce, make_scan, map, reduce, scan
 from .runtime.arrays import to_device, to_host
 from .types import (

@@ -156,6 +156,10 @@ class VerificationError(GpulabError):
     """A device result differs from the host reference where it must be exact."""
 
 
+class WarmError(GpulabError):
+    """A notebook run to fill a shared build cache stopped at an error (the message names the cell)."""
+
+
 class GpulabWarning(UserWarning):
     """Base class of gpulab's warnings."""
 

@@ -4,6 +4,8 @@
 
     python -m gpulab.cache info              this user's cache, layer by layer
     python -m gpulab.cache clear             remove this user's entries (never a shared folder's)
+    python -m gpulab.cache warm NOTEBOOKS... --targets sm_80,sm_90 --out DIR
+                                             run the notebooks so DIR holds every build they make, then publish DIR
     python -m gpulab.cache publish DIR       make DIR, filled by BuildCache(DIR), readable as a shared folder
     python -m gpulab.cache check DIR         how a learner's gpulab will see DIR in GPULAB_SHARED_CACHE_DIR
 """
@@ -30,6 +32,19 @@ def _clear(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warm(args: argparse.Namespace) -> int:
+    from ..errors import GpulabError
+    from ..notebook.warm import warm
+
+    targets = [t for t in args.targets.split(",") if t.strip()]
+    try:
+        print(warm(args.notebooks, args.out, targets))
+    except (GpulabError, Untrusted, OSError) as exc:
+        print(f"cannot warm {args.out}: {exc}", file=sys.stderr)
+        return 1
+    return _publish(argparse.Namespace(folder=args.out))
+
+
 def _publish(args: argparse.Namespace) -> int:
     try:
         report = publish(args.folder)
@@ -52,6 +67,13 @@ def parser() -> argparse.ArgumentParser:
     commands = top.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="show this user's cache, layer by layer").set_defaults(run=_info)
     commands.add_parser("clear", help="remove this user's entries (never a shared folder's)").set_defaults(run=_clear)
+    fill = commands.add_parser("warm", help="run notebooks (no GPU needed) so that a folder holds every build "
+                                            "they make, as learners' runs look them up; then publish it")
+    fill.add_argument("notebooks", nargs="+", help="notebooks, or folders of them")
+    fill.add_argument("--out", required=True, help="the folder to fill (yours; created if missing)")
+    fill.add_argument("--targets", default="", help="compute capabilities of the class's GPUs, comma-separated "
+                                                  "(sm_80,sm_90); the notebooks also run once as with no GPU")
+    fill.set_defaults(run=_warm)
     share = commands.add_parser("publish", help="make a filled folder readable by all, as a shared folder "
                                                 "(folder 0755, entries 0644; entries that fail checks removed)")
     share.add_argument("folder", help="a folder you own, filled through BuildCache(folder, shared=())")

@@ -21,11 +21,14 @@ ALLOWED = {
     "primitives": {"compiler", "runtime", "host", "display"},
     "bench": {"compiler", "runtime", "host", "display", "primitives"},
     "notebook": {"compiler", "runtime", "host", "display", "primitives", "bench"},
+    "application": {"compiler", "runtime", "host", "display", "primitives", "bench", "notebook"},
 }
 DISPLAY_CORE = {"gpulab.errors"}  # renderers know nothing of builds, devices or kernels
 
 
 def layer_of(module: str) -> str:
+    if module.endswith(".__main__"):  # a command line is an application: it may use every layer
+        return "application"
     if module in CORE or module.rpartition(".")[0] in CORE:  # a core package's modules are core too
         return "core"
     if module in ("gpulab.bench", "gpulab.plot"):
