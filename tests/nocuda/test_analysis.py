@@ -373,3 +373,18 @@ def test_analysis_bundle_is_json_and_covers_the_sass(build_of):
     opcodes = {r.instruction.opcode for r in analyse(build).rows}
     assert set(bundle["guide"]["sass"]) == opcodes and bundle["guide"]["ptx"]
     assert bundle["pressure"]["gpulab_map"]["summary"].startswith(f"{build.resources['gpulab_map'].registers} registers")
+
+
+def test_an_instruction_after_a_branch_label_keeps_the_line_before_it():
+    """nvdisasm notes a line where the line table's row changes, in address order; a label is no change."""
+    raw = ('\t.section\t.text.k,"ax",@progbits\n'
+           '\t//## File "/x.py", line 7\n'
+           '        /*0000*/                   ISETP.GE.AND P0, PT, R0, R1, PT ;\n'
+           '        /*0010*/              @P0 BRA `(.L_x_1) ;\n'
+           '.L_x_1:\n'
+           '        /*0020*/                   LDG.E R2, desc[UR4][R2.64] ;\n'
+           '\t.section\t.text.other,"ax",@progbits\n'
+           '        /*0000*/                   EXIT ;\n')
+    chains = {text.strip().split()[1]: chain for _, text, chain in listing.shown_lines(raw) if "/*" in text}
+    assert chains["LDG.E"] == (listing.Location("/x.py", 7),)
+    assert chains["EXIT"] == ()  # a new function starts with no line

@@ -3,7 +3,9 @@
 ``nvdisasm -c -gi`` prints, before a run of instructions, ``//## File "F",
 line N inlined at "G", line M`` notes: one note per level of inlining,
 innermost first. An instruction inherits the notes above it until the next
-note block, label or directive. ``nvdisasm -c -lrm count`` prints the same
+note block or the next function: nvdisasm prints a note where the line
+table's row changes, in address order, so an instruction after a branch
+label (``.L_x_3:``) without a note of its own has the row of the one before. ``nvdisasm -c -lrm count`` prints the same
 instructions with the number of live registers of each kind in a trailing
 column (it ignores ``-gi``, so it is a second run).
 """
@@ -17,6 +19,7 @@ _NOTE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)(.*)$')
 _INLINED_AT = re.compile(r'inlined at "([^"]+)", line (\d+)')
 _INSTRUCTION = re.compile(
     r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:(@!?U?P(?:T|\d+))\s+)?([A-Z][A-Z0-9_.]*)\s*(.*?)\s*;")
+_LABEL = re.compile(r"^\.L\w*:$")  # a branch target inside a function
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
 _LIVE_HEADER = re.compile(r"//\s*\|\s*GPR\s*\|(.*)$")
 
@@ -96,7 +99,8 @@ def shown_lines(raw: str):
             continue
         in_notes = False
         stripped = text.strip()
-        if not _INSTRUCTION.match(text) and (stripped.startswith(".") or stripped.endswith(":")):
+        if not _INSTRUCTION.match(text) and not _LABEL.match(stripped) and (stripped.startswith(".")
+                                                                             or stripped.endswith(":")):
             chain = ()
         yield shown, text, chain
         shown += 1
