@@ -100,6 +100,10 @@ class KernelRuntimeError(UserCodeError):
     """The function raised while the host backend interpreted it (it returned a string, say)."""
 
 
+class KernelIndexError(UserCodeError, IndexError):
+    """A kernel read a captured array outside its shape; the message names the line, the array, the index and the shape."""
+
+
 class FrontendError(UserCodeError):
     """numba could not type or compile the user's function."""
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import captures
 from .errors import KernelTypeError, NestingError, SourceLocation, SourceMismatchError
 from .purity import ALLOWED_BUILTINS, Analysis, analyse, is_scalar, visible_names
 from .types import ElementType, element_type
@@ -83,10 +84,11 @@ class Kernel:
         _check_returns(self)
         _check_source_matches(fn, self.source, self.first_line)
         for nested in self.analysis.kernels:
-            if nested.uniforms:
+            if nested.uniforms or nested.arrays:
                 raise KernelTypeError(
                     f"kernel `{self.name}` calls `{nested.name}`, which reads the free variable(s) "
-                    f"{', '.join(nested.uniforms)}; pass them to it as arguments instead",
+                    f"{', '.join((*nested.uniforms, *nested.arrays))}; pass scalars to it as arguments, and read "
+                    "captured arrays in the kernel a primitive calls",
                     self.location(),
                 )
         self.declared = _declared_signature(fn, types, self.param_names, self.location())
@@ -101,6 +103,11 @@ class Kernel:
     def uniforms(self) -> tuple[str, ...]:
         """Names of the free scalar variables passed at launch."""
         return tuple(self.analysis.uniforms)
+
+    @property
+    def arrays(self) -> tuple[str, ...]:
+        """Names of the captured arrays (free names of arrays it reads), passed at launch after the uniforms."""
+        return tuple(self.analysis.arrays)
 
     def location(self, line: int | None = None) -> SourceLocation:
         """Return a :class:`SourceLocation` in the kernel's file (its ``def`` line by default)."""
@@ -127,10 +134,27 @@ class Kernel:
 
     def uniform_values(self) -> tuple:
         """Return the uniforms' current values, read from the function's closure and globals."""
+        return self._free_values(self.uniforms)
+
+    def array_values(self) -> tuple:
+        """Return the captured arrays' current values, read from the function's closure and globals."""
+        return self._free_values(self.arrays)
+
+    def array_types(self) -> tuple[captures.ArrayType, ...]:
+        """Return the captured arrays' element types and dimensions, from their current values.
+
+        Raises
+        ------
+        KernelTypeError
+            When one is no longer an array of an element type, or no longer has
+            the dimensions the kernel's reads index.
+        """
+        return tuple(captures.array_type(value, name, self) for name, value in zip(self.arrays, self.array_values()))
+
+    def _free_values(self, names) -> tuple:
         code, closure = self.pyfunc.__code__, self.pyfunc.__closure__ or ()
         cells = dict(zip(code.co_freevars, closure))
-        return tuple(cells[name].cell_contents if name in cells else self.pyfunc.__globals__[name]
-                     for name in self.uniforms)
+        return tuple(cells[name].cell_contents if name in cells else self.pyfunc.__globals__[name] for name in names)
 
     def uniform_types(self) -> tuple[ElementType, ...]:
         """Return the uniforms' element types, from their current values."""
@@ -154,14 +178,15 @@ class Kernel:
     def identity(self) -> dict:
         """What identifies the kernel's code: source, bytecode, constants, references, nested kernels.
 
-        Uniforms count by name only (their values are launch arguments), so a
-        kernel is identified by what it computes, not by the function object.
+        Uniforms and captured arrays count by name only (their values are launch
+        arguments), so a kernel is identified by what it computes, not by the function object.
         """
         return {
             "source": self.source,
             "first_line": self.first_line,
             "code": _code_fingerprint(self.pyfunc.__code__),
             "uniforms": list(self.uniforms),
+            "arrays": list(self.arrays),
             "references": {name: _reference(value) for name, value in sorted(self.analysis.references.items())},
             "attributes": {name: _reference(value) for name, value in sorted(self.analysis.attributes.items())},
         }
@@ -199,7 +224,7 @@ class Kernel:
 
     def python_function(self) -> pytypes.FunctionType:
         """:meth:`parametrized` for the interpreter: nested kernels as their own python functions."""
-        return self.parametrized(Kernel.python_function)
+        return self.parametrized(Kernel.python_function, readers=captures.host_readers())
 
     def cpu_function(self):
         """:meth:`parametrized` jitted by numba for the CPU, nested kernels too (numba imported on first use).
@@ -208,10 +233,17 @@ class Kernel:
         """
         import numba
 
-        return numba.njit(error_model="numpy")(self.parametrized(Kernel.cpu_function))
+        return numba.njit(error_model="numpy")(self.parametrized(Kernel.cpu_function, readers=captures.cpu_readers()))
 
-    def parametrized(self, wrap_kernel, equivalents=None) -> pytypes.FunctionType:
-        """Return the function with its uniforms appended as parameters.
+    @property
+    def parameters(self) -> list[str]:
+        """What :meth:`parametrized` takes: the parameters, the uniforms, the captured arrays and, when there
+        are any, where a read out of bounds is recorded."""
+        hidden = [captures.BOUNDS_NAME] if self.arrays else []
+        return [*self.param_names, *self.uniforms, *self.arrays, *hidden]
+
+    def parametrized(self, wrap_kernel, equivalents=None, readers=None, first_array: int = 0) -> pytypes.FunctionType:
+        """Return the function with its uniforms and captured arrays appended as parameters (:attr:`parameters`).
 
         Parameters
         ----------
@@ -221,6 +253,11 @@ class Kernel:
         equivalents : dict, optional
             Pure functions to call in place of others (``{np.sqrt: math.sqrt}``
             for a device that lacks a ufunc).
+        readers : dict, optional
+            The readers of captured arrays, by name (see :mod:`gpulab.captures`);
+            needed when the kernel captures arrays.
+        first_array : int
+            The number of its first captured array among those of a build.
 
         Returns
         -------
@@ -234,11 +271,14 @@ class Kernel:
         equivalents = equivalents or {}
         definition = self.definition()
         bound = _bind_attributes(definition, self.analysis.attributes, set(self.param_names))
+        if self.arrays:
+            captures.rewrite_reads(definition, self.arrays, first_array)
+            bound.update(readers)
         function = ast.FunctionDef(
             name=definition.name,
             args=ast.arguments(
                 posonlyargs=[],
-                args=[ast.arg(arg=name) for name in [*self.param_names, *self.uniforms]],
+                args=[ast.arg(arg=name) for name in self.parameters],
                 kwonlyargs=[], kw_defaults=[], defaults=[],
             ),
             body=definition.body,

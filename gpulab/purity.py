@@ -8,7 +8,9 @@ other checked kernels), and read only its own values, their attributes (a
 record's fields, ``.real``), scalars and the constants of math, cmath and
 NumPy. Everything else is refused before anything runs, with the file and
 line. Free variables are classified here: scalars become *uniforms* (kernel
-parameters set at launch); pure functions, constants and other kernels are
+parameters set at launch); arrays become *captured arrays* (also passed at
+launch; read item by item and measured, never written: :mod:`gpulab.captures`);
+pure functions, constants and other kernels are
 *references*, bound by value when the kernel is compiled (a module attribute
 such as ``np.sqrt`` is resolved once, here, and never looked up again).
 
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .captures import MEASURES, is_array
 from .errors import ImpureKernelError, KernelNameError, NestingError, SourceLocation
 from .types import SCALAR_TYPES
 
@@ -109,7 +112,7 @@ def pure_values() -> dict[int, object]:
 
 def is_pure_callable(value) -> bool:
     """Whether ``value`` is one of :func:`pure_values` (a ``np.frompyfunc`` ufunc is not)."""
-    return pure_values().get(id(value)) is value
+    return pure_values().get(id(value), _MISSING) is value  # not `None`, which a failed lookup would give
 
 
 def is_scalar(value) -> bool:
@@ -132,12 +135,19 @@ class Analysis:
         Dotted module attributes the body uses (``"np.sqrt"``), resolved once, and their values.
     kernels : list
         Nested gpulab kernels the body calls.
+    arrays : dict
+        Captured arrays, in order of first use: name -> {number of indices of a read: its first line}.
     """
 
     uniforms: list[str] = field(default_factory=list)
     references: dict[str, object] = field(default_factory=dict)
     attributes: dict[str, object] = field(default_factory=dict)
     kernels: list = field(default_factory=list)
+    arrays: dict[str, dict[int, int]] = field(default_factory=dict)
+
+
+_ARRAY_USES = ("read item by item (x[i], x[i, j]) or measured (len(x), x.shape, x.ndim, x.size); pass what "
+               "else you need as a scalar")
 
 
 class _Checker:
@@ -186,6 +196,9 @@ class _Checker:
         for target in targets:
             for node in ast.walk(target):
                 if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+                    if isinstance(node.value, ast.Name) and self._is_array(node.value.id):
+                        self.refuse(node, f"a kernel may not write to `{_text(node)}`: captured arrays are "
+                                          "read-only. Return the value instead (map writes its results to out=)")
                     self.refuse(node, f"a kernel may not mutate `{_text(node)}`; kernels are pure: "
                                       "build and return a new value")
 
@@ -205,9 +218,16 @@ class _Checker:
         arguments = [*node.args, *node.keywords]
         if isinstance(func, ast.Name):
             self._check_named_call(node, func.id)
+            if (func.id == "len" and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name)
+                    and self._is_array(node.args[0].id)):
+                self._use_array(node, node.args[0].id)
+                return []
             return arguments
         if isinstance(func, ast.Attribute):
             chain = _attribute_chain(func)
+            if chain is not None and self._is_array(chain[0]):
+                self.refuse(node, f"a kernel may not call `{_text(func)}()`: a captured array is only "
+                                  f"{_ARRAY_USES}")
             if chain is None or chain[0] in self.locals or self._is_uniform(chain[0]):
                 if func.attr not in ALLOWED_METHODS:
                     self.refuse(node, f"a kernel may not call the method `.{func.attr}()`; "
@@ -246,6 +266,34 @@ class _Checker:
                           "and scalar types the device supports, a few built-ins and other gpulab kernels "
                           "are known to be pure (docs/security.md lists them)")
 
+    # --- captured arrays --------------------------------------------------------
+    def _is_array(self, name) -> bool:
+        if name in self.locals:
+            return False
+        found, value = self._lookup(name)
+        return found and is_array(value)
+
+    def _use_array(self, node, name):
+        if name in self.constants:
+            self.refuse(node, f"constants= freezes scalars into the code; `{name}` is an array, which a kernel "
+                              "reads at launch: leave it out of constants=")
+        self.analysis.arrays.setdefault(name, {})
+
+    def visit_Subscript(self, node):
+        if not (isinstance(node.value, ast.Name) and self._is_array(node.value.id)):
+            return None
+        name = node.value.id
+        indices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for index in indices:
+            if isinstance(index, (ast.Slice, ast.Starred)) or (isinstance(index, ast.Constant)
+                                                                 and not isinstance(index.value, int)):
+                self.refuse(index, f"a kernel reads one item of captured array `{name}` at a time, with an "
+                                   f"integer index per dimension (`{name}[i]`, `{name}[i, j]`), not "
+                                   f"`{_text(node)}`: slice the array outside the kernel")
+        self._use_array(node, name)
+        self.analysis.arrays[name].setdefault(len(indices), node.lineno)
+        return indices
+
     # --- names and attributes --------------------------------------------------
     def visit_Name(self, node):
         if not isinstance(node.ctx, ast.Load) or node.id in self.locals:
@@ -255,6 +303,9 @@ class _Checker:
             if node.id in ALLOWED_BUILTINS:
                 return
             self._refuse_unknown(node, node.id)
+        if is_array(value):
+            self.refuse(node, f"captured array `{node.id}` is used here as a value; in a kernel it may only be "
+                              f"{_ARRAY_USES}")
         if is_scalar(value):
             if node.id in self.constants:
                 self.analysis.references[node.id] = value
@@ -272,12 +323,18 @@ class _Checker:
         self.refuse(
             node,
             f"free variable `{node.id}` is a {type(value).__name__}; a kernel may capture only "
-            "scalars (passed at launch as uniforms), pure functions and other kernels. "
-            "Pass arrays as inputs of the primitive instead",
+            "scalars (passed at launch as uniforms), arrays (NumPy or device arrays, read item by item), "
+            "pure functions and other kernels",
         )
 
     def visit_Attribute(self, node):
         chain = _attribute_chain(node)
+        if chain is not None and self._is_array(chain[0]):
+            if len(chain) != 2 or chain[1] not in MEASURES:
+                self.refuse(node, f"a kernel may not read `{'.'.join(chain)}`: a captured array is only "
+                                  f"{_ARRAY_USES}")
+            self._use_array(node, chain[0])
+            return []
         if chain is None or chain[0] in self.locals or self._is_uniform(chain[0]):
             _refuse_dunder(self, node, chain)
             return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import linecache
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -12,8 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import registry
+from ..captures import ArrayType
 from ..errors import KernelTypeError
 from ..kernel import Kernel, as_kernel
+from ..mapped import Mapped, walk
 from ..lru import LRU
 from ..types import ElementType, element_type
 from . import codegen, disasm, frontend, linemap, link, nvrtc
@@ -21,7 +24,7 @@ from .analysis.costs import LineCosts, line_costs
 from .analysis.diagnostics import Diagnostics, diagnostics
 from .disasm import Resources
 from .parameters import Parameter
-from .spec import BuildOptions, BuildSpec
+from .spec import BuildOptions, BuildSpec, mapped_spec
 from .target import Target, parse_target, require_buildable
 
 _CALL = re.compile(r"\bCALL\.")
@@ -73,6 +76,7 @@ class Build:
     inputs: tuple[ElementType, ...]
     result: ElementType
     uniforms: tuple[tuple[str, ElementType], ...]
+    arrays: tuple[tuple[str, ArrayType], ...]
     python_source: str
     python_first_line: int
     python_file: str
@@ -156,8 +160,11 @@ def _stage(timings: dict, name: str):
 
 
 def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo=True, fma=True,
-              exclusive=False, index_bits=32, iota=()) -> BuildSpec:
+              exclusive=False, index_bits=32, iota=(), boundscheck=True, mapped=()) -> BuildSpec:
     """Check ``fn`` for ``primitive`` and return its :class:`BuildSpec`.
+
+    ``mapped`` gives, per input of the primitive, the :func:`gpulab.mapped`
+    input (or its ``shape``) it is, or ``None``.
 
     Raises
     ------
@@ -181,9 +188,30 @@ def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo
     elif record.result == "bool":
         result = element_type(np.bool_)
     uniforms = tuple(zip(kernel.uniforms, kernel.uniform_types()))
+    arrays = tuple(zip(kernel.arrays, kernel.array_types()))
+    specs = _mapped_specs(record, kernel, inputs, mapped)
+    reads = arrays or any(spec.arrays for _, spec in walk(specs))
     options = BuildOptions(lto=lto, lineinfo=lineinfo, fma=fma, exclusive=bool(exclusive), index_bits=index_bits,
-                           iota=tuple(iota) or (False,) * len(inputs))
-    return BuildSpec(primitive, kernel, tuple(inputs), result, uniforms, parse_target(target), options)
+                           iota=tuple(iota) or (False,) * len(inputs),
+                           boundscheck=bool(boundscheck) or not reads)  # no reads to check: one build
+    return BuildSpec(primitive, kernel, tuple(inputs), result, uniforms, parse_target(target), options, arrays,
+                     specs)
+
+
+def _mapped_specs(record: registry.Primitive, kernel: Kernel, inputs, mapped) -> tuple:
+    """Per input, the :class:`MappedSpec` of its mapped input or ``None`` (``()`` when no input is mapped)."""
+    shapes = tuple(m.shape if isinstance(m, Mapped) else m for m in mapped)
+    if not any(shapes):
+        return ()
+    count = len(inputs) if record.elementwise else 1
+    if len(shapes) != count:
+        raise ValueError(f"mapped= gives {len(shapes)} input(s); {record.name} of `{kernel.name}` takes {count}")
+    for shape, wanted in zip(shapes, inputs):
+        if shape is not None and shape.result != wanted:
+            raise KernelTypeError(f"mapped `{shape.kernel.name}` makes {shape.result.name} items, but `{kernel.name}` "
+                                  f"takes {wanted.name}: declare `{shape.kernel.name}` -> {wanted.name}",
+                                  kernel.location())
+    return tuple(mapped_spec(shape) if shape is not None else None for shape in shapes)
 
 
 def _check_operator(record: registry.Primitive, kernel: Kernel, inputs, result):
@@ -213,29 +241,61 @@ def run_pipeline(spec: BuildSpec) -> Build:
         generated = _generate(spec, spec.result, timings)
         pending = _worker().submit(_compile_kernel, spec, spec.result, timings)
     with _stage(timings, "frontend"):
+        compiled = frontend.Options(lineinfo=options.lineinfo, fma=options.fma, boundscheck=options.boundscheck)
         operator = frontend.compile_operator(
             kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
-            options=frontend.Options(lineinfo=options.lineinfo, fma=options.fma))
+            options=compiled, array_types=[a for _, a in spec.arrays])
+        inputs = _input_operators(spec, compiled)
     if pending is None:
         generated = _generate(spec, operator.result, timings)
         kernel_code = _compile_kernel(spec, operator.result, timings)
     else:
         kernel_code = pending.result()
     with _stage(timings, "link"):
+        libraries = dict.fromkeys(library for op in (operator, *inputs) for library in op.libraries)
         linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, lineinfo=options.lineinfo,
-                           fma=options.fma, libraries=operator.libraries)
+                           fma=options.fma, libraries=tuple(libraries),
+                           more=tuple(op.code(options.code_kind) for op in inputs))
+    python_source, python_first_line = _python_pane(spec)
     with _stage(timings, "resources"):
-        sources = linemap.Sources(kernel.compiled_filename, kernel.first_line, len(kernel.source.splitlines()))
+        sources = linemap.Sources(kernel.compiled_filename, python_first_line, len(python_source.splitlines()))
         ptx, ptx_keys = linemap.map_ptx(linked.ptx, sources)
         resources = disasm.resource_usage(linked.cubin, linked.info_log, generated.kernels)
     return Build(
         key=spec.key, primitive=spec.primitive, name=kernel.name, target=spec.target, options=options,
-        inputs=spec.inputs, result=operator.result, uniforms=spec.uniforms,
-        python_source=kernel.source, python_first_line=kernel.first_line, python_file=kernel.compiled_filename,
+        inputs=spec.inputs, result=operator.result, uniforms=spec.uniforms, arrays=spec.arrays,
+        python_source=python_source, python_first_line=python_first_line, python_file=kernel.compiled_filename,
         source=generated.text, op_ptx=operator.ptx.text, ptx=ptx, ptx_keys=ptx_keys, cubin=linked.cubin,
         resources=resources, kernels=generated.kernels, geometry=generated.geometry,
         parameters=generated.parameters, timings=timings, built_at=time.time(),
     )
+
+
+def _python_pane(spec: BuildSpec) -> tuple[str, int]:
+    """The Python pane's text and first line: the kernel's source, or, when its mapped inputs' functions are
+    in the same file, the lines from the first of them to the last (so the view colours each where it lands)."""
+    kernel = spec.kernel
+    others = [mapped.kernel for _, mapped in walk(spec.kinds)]
+    if not others or any(k.compiled_filename != kernel.compiled_filename for k in others):
+        return kernel.source, kernel.first_line
+    spans = [(k.first_line, k.first_line + len(k.source.splitlines()) - 1) for k in (kernel, *others)]
+    first, last = min(a for a, _ in spans), max(b for _, b in spans)
+    lines = linecache.getlines(kernel.compiled_filename)[first - 1:last]
+    if len(lines) != last - first + 1:
+        return kernel.source, kernel.first_line
+    return "".join(lines), first
+
+
+def _input_operators(spec: BuildSpec, options: frontend.Options) -> list:
+    """The operators of the spec's mapped inputs, named and numbered as codegen declares them."""
+    found, first_array = [], len(spec.arrays)
+    for path, mapped in walk(spec.kinds):
+        found.append(frontend.compile_operator(
+            mapped.kernel, mapped.args, [t for _, t in mapped.uniforms], result=mapped.result, target=spec.target,
+            options=options, array_types=[a for _, a in mapped.arrays], name=f"{frontend.OP_NAME}_{path}",
+            first_array=first_array))
+        first_array += len(mapped.arrays)
+    return found
 
 
 def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | None = None) -> codegen.Source:
@@ -243,7 +303,7 @@ def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | N
     with _stage(timings, "codegen"):
         return codegen.generate(spec.record, name or spec.kernel.name, spec.target.arch, list(spec.inputs), result,
                                 list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
-                                exclusive=options.exclusive)
+                                exclusive=options.exclusive, arrays=list(spec.arrays), mapped=spec.mapped)
 
 
 KERNEL_CODE: LRU = LRU(64)
@@ -292,7 +352,9 @@ def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, li
         Keep source lines through every stage (for the line map).
     **options
         ``fma`` (contract ``a * b + c``, default True), ``exclusive`` (scan),
-        ``index_bits`` (32 or 64), ``iota`` (which map inputs are iota).
+        ``index_bits`` (32 or 64), ``iota`` (which map inputs are iota),
+        ``boundscheck`` (check every read of a captured array against its
+        shape, default True; False leaves the reads unchecked).
 
     Returns
     -------

@@ -17,6 +17,8 @@ from pathlib import Path
 from string import Template
 
 from .. import cxx
+from ..captures import RECORD_FIELDS, ArrayType
+from ..mapped import input_kinds, walk
 from ..registry import Primitive
 from ..types import ElementType, cxx_definitions
 from .parameters import Parameter, kernel_parameters
@@ -102,7 +104,7 @@ def _scan_min_blocks(types: list[ElementType], geometry: Geometry) -> int:
 
 def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementType], result: ElementType,
              uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
-             exclusive: bool = False) -> Source:
+             exclusive: bool = False, arrays: list[tuple[str, ArrayType]] = (), mapped: tuple = ()) -> Source:
     """Generate the CUDA C++ for one primitive around the operator ``gpulab_op``.
 
     Parameters
@@ -119,28 +121,36 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
         What the operator returns (bool for filter).
     uniforms : list of (str, ElementType)
         Uniform names and types, in the operator's parameter order.
+    arrays : list of (str, ArrayType)
+        The captured arrays' names and types, in the operator's parameter order (after the uniforms).
     iota : tuple of bool
         Which inputs are ``iota`` (computed from the index, never stored).
+    mapped : tuple of MappedSpec or None
+        Per input, the mapped input it is (computed by an operator of its own when read), if any.
     index_bits : {32, 64}
         Width of indices and sizes.
     exclusive : bool
         For scan: exclusive instead of inclusive.
     """
-    iota = tuple(iota) or (False,) * len(inputs)
-    element_types = [*inputs, result]
+    count = len(inputs) if primitive.elementwise else 1
+    kinds = input_kinds(count, iota, mapped)
+    operators = [spec for _, spec in walk(kinds)]
+    element_types = [*inputs, result, *(t for spec in operators for t in (*spec.args, spec.result))]
     geometry = geometry_for(element_types, primitive)
+    all_uniforms = [*uniforms, *(u for spec in operators for u in spec.uniforms)]
+    all_arrays = [*arrays, *(a for spec in operators for a in spec.arrays)]
     sections = [
         _header(primitive.name, name, target, index_bits),
         _constants(geometry, _scan_min_blocks(element_types, geometry), index_bits, exclusive),
-        _types(primitive, inputs, result, uniforms),
+        _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays),
         _piece("common"),
-        _accessors(primitive, inputs, result, iota),
-        _operator(primitive, name, inputs, result, uniforms),
+        _accessors(primitive, inputs, kinds, len(arrays)),
+        _operator(primitive, name, inputs, result, uniforms, arrays),
     ]
     sections += [_piece(helper) for helper in primitive.helpers]
     sections.append(Template(primitive.template_text()).substitute(_input_fields(len(inputs))))
     text = "\n".join(sections)
-    elements = {t.cxx: t for t in (*element_types, *(t for _, t in uniforms))}
+    elements = {t.cxx: t for t in (*element_types, *(t for _, t in all_uniforms), *(a.element for _, a in all_arrays))}
     elements.update(_typedefs(primitive, inputs, result))
     return Source(text, primitive.kernels, geometry,
                   kernel_parameters(text, primitive.kernels, elements, index_bits))
@@ -180,9 +190,9 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
     )
 
 
-def _types(primitive, inputs, result, uniforms) -> str:
+def _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays) -> str:
     lines = ["// ---- Element types ------------------------------------------------------------"]
-    definitions = cxx_definitions([*inputs, result, *(t for _, t in uniforms)])
+    definitions = cxx_definitions([*element_types, *(t for _, t in all_uniforms), *(a.element for _, a in all_arrays)])
     if definitions:
         lines.append(definitions)
     typedefs = _typedefs(primitive, inputs, result)
@@ -192,10 +202,45 @@ def _types(primitive, inputs, result, uniforms) -> str:
         else:
             lines.append(f"typedef {element.cxx} {name};  // {element.name}")
     lines.append("")
-    lines.append("// Uniforms: the function's free scalar variables, passed at launch.")
-    fields = [f"    {t.cxx} {_uniform_field(i, n)};  // {cxx.comment(n)}" for i, (n, t) in enumerate(uniforms)]
-    lines.append("struct Uniforms {" + ("\n" + "\n".join(fields) + "\n" if fields else "") + "};")
+    if all_arrays:
+        lines.append(BOUNDS_CHECK)
+    lines.append(_uniforms("Uniforms", uniforms, arrays))
     return "\n".join(lines) + "\n"
+
+
+def _uniforms(struct: str, uniforms, arrays, first_array: int = 0) -> str:
+    """``struct`` of an operator's uniforms: its free scalars, then its captured arrays and where reads fail."""
+    lines = []
+    if arrays:
+        lines.append("// Captured arrays: device arrays the function reads by name, passed at launch like uniforms.")
+        lines += [_captured(first_array + k, n, a) for k, (n, a) in enumerate(arrays)]
+    lines.append("// Uniforms: the function's free scalar variables" + (" and arrays" if arrays else "") +
+                 ", passed at launch.")
+    fields = [f"    {t.cxx} {_uniform_field(i, n)};  // {cxx.comment(n)}" for i, (n, t) in enumerate(uniforms)]
+    fields += [f"    Captured{first_array + k} {_array_field(first_array + k, n)};  // {cxx.comment(n)}"
+               for k, (n, _) in enumerate(arrays)]
+    fields += ["    BoundsCheck bounds;  // where a read outside an array is recorded"] if arrays else []
+    lines.append(f"struct {struct} {{" + ("\n" + "\n".join(fields) + "\n" if fields else "") + "};")
+    return "\n".join(lines)
+
+
+def _captured(number: int, name: str, array: ArrayType) -> str:
+    """``struct CapturedK``: what the operator reads a captured array through (see compiler/reads.py)."""
+    fields = [f"    const {array.element.cxx}* data;"]
+    fields += [f"    long long shape{k};" for k in range(array.ndim)]
+    fields += [f"    long long stride{k};  // in bytes, as NumPy's" for k in range(array.ndim)]
+    return (f"struct Captured{number} {{  // {cxx.comment(name)}: {array.name}\n" + "\n".join(fields) + "\n};")
+
+
+BOUNDS_CHECK = (
+    "// The first read outside a captured array claims `claimed` (an atomic compare-and-swap) and\n"
+    "// writes its Python line, column, array and index to `record`, which the host reads after\n"
+    f"// the launch: {', '.join(RECORD_FIELDS[:5])}, then the index, 64 bits each.\n"
+    "struct BoundsCheck {\n"
+    "    unsigned int* claimed;  // device memory, 0 until a read fails\n"
+    "    long long* record;      // host memory the device writes through\n"
+    "};"
+)
 
 
 def _typedefs(primitive, inputs, result) -> dict[str, ElementType]:
@@ -210,13 +255,63 @@ def _uniform_field(index: int, name: str) -> str:
     return cxx.identifier(f"u_{name}", f"u{index}")
 
 
-def _accessors(primitive, inputs, result, iota) -> str:
+def _array_field(number: int, name: str) -> str:
+    """The C++ member of captured array ``name``: ``a_<name>`` when that is a plain identifier, else ``c<number>``
+    (``a<number>`` names the operator's inputs)."""
+    return cxx.identifier(f"a_{name}", f"c{number}")
+
+
+def _accessors(primitive, inputs, kinds, first_array: int) -> str:
     parts = ["// ---- Reading inputs, writing the output --------------------------------------"]
     value_names = [f"in{i}_t" for i in range(len(inputs))] if primitive.elementwise else ["value_t"]
-    for i, (element, is_iota, value) in enumerate(zip(inputs, iota, value_names)):
-        parts.append(_iota_input(i, value) if is_iota else _array_input(i, element, value))
+    for i, (element, kind, value) in enumerate(zip(inputs, kinds, value_names)):
+        part, first_array = _input(str(i), element, kind, value, first_array)
+        parts.append(part)
     parts.append(_output("out_t"))
     return "\n".join(parts)
+
+
+def _input(path: str, element, kind, value: str, first_array: int) -> tuple[str, int]:
+    """The accessors of input ``path`` of ``kind``, and the number of the next operator's first captured array."""
+    if kind == "iota":
+        return _iota_input(path, value), first_array
+    if kind == "array":
+        return _array_input(path, element, value), first_array
+    return _mapped_input(path, kind, value, first_array)
+
+
+def _mapped_input(path: str, spec, value: str, first_array: int) -> tuple[str, int]:
+    """A mapped input: its inputs' accessors, its operator ``gpulab_op_<path>`` and its uniforms, then how it
+    is read: item i is the operator of its inputs' items i, one at a time or a vector at a time."""
+    parts, next_array = [], first_array + len(spec.arrays)
+    subs = [(f"{path}_{k}", f"in{path}_{k}_t") for k in range(len(spec.kinds))]
+    for (sub, sub_value), arg, kind in zip(subs, spec.args, spec.kinds):
+        parts.append(f"typedef {arg.cxx} {sub_value};  // {arg.name}")
+        part, next_array = _input(sub, arg, kind, sub_value, next_array)
+        parts.append(part)
+    name, operator = cxx.comment(spec.kernel.name), f"gpulab_op_{path}"
+    parts.append(_uniforms(f"Uniforms{path}", spec.uniforms, spec.arrays, first_array))
+    pointers, arguments = _uniform_pointers(spec.uniforms, spec.arrays, "in.u", first_array)
+    parameters = [f"{value}* result", *(f"const {v}* a{k}" for k, (_, v) in enumerate(subs)), *pointers]
+    members = "".join(f"    Input{sub} in{k};\n" for k, (sub, _) in enumerate(subs))
+    loads = "".join(f"    const {v} a{k} = load(in.in{k}, i);\n" for k, (_, v) in enumerate(subs))
+    vectors = "".join(f"    const Vector<{v}, VEC> v{k} = load_vector(in.in{k}, i);\n" for k, (_, v) in enumerate(subs))
+    items = ", ".join(f"&v{k}.item[j]" for k in range(len(subs)))
+    ready = " && ".join(f"can_vectorize(in.in{k})" for k in range(len(subs)))
+    parts.append(
+        f"// Input {path.replace('_', '.')}: mapped: item i is `{name}` of its inputs' items i, computed when read,\n"
+        f"// never stored. `{name}` is compiled from Python by numba, as the primitive's operator is.\n"
+        f"extern \"C\" __device__ long long {operator}({', '.join(parameters)});\n"
+        f"struct Input{path} {{\n{members}    Uniforms{path} u;\n}};\n"
+        f"__device__ __forceinline__ {value} load(const Input{path}& in, index_t i) {{\n{loads}"
+        f"    {value} result;\n    {operator}({', '.join(['&result', *(f'&a{k}' for k in range(len(subs))), *arguments])});\n"
+        "    return result;\n}\n"
+        f"__device__ __forceinline__ bool can_vectorize(const Input{path}& in) {{ return {ready}; }}\n"
+        f"__device__ __forceinline__ Vector<{value}, VEC> load_vector(const Input{path}& in, index_t i) {{\n{vectors}"
+        f"    Vector<{value}, VEC> v;\n    #pragma unroll\n"
+        f"    for (int j = 0; j < VEC; ++j) {operator}({', '.join(['&v.item[j]', items, *arguments])});\n"
+        "    return v;\n}\n")
+    return "\n".join(parts), next_array
 
 
 def _array_input(i, element, value) -> str:
@@ -261,7 +356,7 @@ def _output(value) -> str:
     )
 
 
-def _operator(primitive, name, inputs, result, uniforms) -> str:
+def _operator(primitive, name, inputs, result, uniforms, arrays) -> str:
     call = primitive.operator
     if primitive.elementwise:
         params = [(f"in{i}_t", f"a{i}") for i in range(len(inputs))]
@@ -269,9 +364,10 @@ def _operator(primitive, name, inputs, result, uniforms) -> str:
         params = [("value_t", param) for param in call.params]
     result_type, wrapper = call.returns, call.wrapper
     pointer_params = [f"{result_type}* result"] + [f"const {t}* {n}" for t, n in params]
-    members = [_uniform_field(i, n) for i, (n, _) in enumerate(uniforms)]
-    pointer_params += [f"const {t.cxx}* {member}" for member, (_, t) in zip(members, uniforms)]
-    arguments = ["&result"] + [f"&{n}" for _, n in params] + [f"&u.{member}" for member in members]
+    arguments = ["&result"] + [f"&{n}" for _, n in params]
+    more_params, more_arguments = _uniform_pointers(uniforms, arrays, "u")
+    pointer_params += more_params
+    arguments += more_arguments
     value_params = ", ".join(f"{t} {n}" for t, n in params)
     return (
         "// ---- The operator ---------------------------------------------------------------\n"
@@ -283,6 +379,14 @@ def _operator(primitive, name, inputs, result, uniforms) -> str:
         f"    gpulab_op({', '.join(arguments)});\n"
         "    return result;\n}\n"
     )
+
+
+def _uniform_pointers(uniforms, arrays, struct: str, first_array: int = 0) -> tuple[list[str], list[str]]:
+    """The operator's parameters for its uniforms and captured arrays, and the arguments ``&struct.member``."""
+    members = [(t.cxx, _uniform_field(i, n)) for i, (n, t) in enumerate(uniforms)]
+    members += [(f"Captured{first_array + k}", _array_field(first_array + k, n)) for k, (n, _) in enumerate(arrays)]
+    members += [("BoundsCheck", "bounds")] if arrays else []
+    return ([f"const {t}* {member}" for t, member in members], [f"&{struct}.{member}" for _, member in members])
 
 
 def _input_fields(count: int) -> dict:

@@ -1,10 +1,13 @@
 """Frontend: the user's function -> the operator's PTX and LTO-IR, through numba-cuda.
 
 The operator gpulab links is a small generated wrapper with a C ABI that
-takes every value by pointer (``gpulab_op(out, in0, in1, uniform0...)``),
-loads the inputs, calls the user's function and stores the result cast to
-the output type. Pointers keep one calling convention for every element
-type, records included; after link-time optimisation they vanish.
+takes every value by pointer (``gpulab_op(out, in0, in1, uniform0...,
+array0..., bounds)``), loads the inputs, calls the user's function and stores
+the result cast to the output type. Pointers keep one calling convention for
+every element type, records included; after link-time optimisation they
+vanish. A captured array comes as a pointer to its ``struct CapturedK`` and
+``bounds`` points at where a read out of bounds is recorded
+(:mod:`gpulab.compiler.reads`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 from .._numba_compat import compiling_for, fix_debuginfo_flags
 from ..errors import FrontendError, KernelTypeError, SourceLocation
 from ..types import ElementType, element_type
-from . import numba_errors
+from . import numba_errors, reads
 from .artifacts import Artifact
 from .target import Target
 
@@ -69,10 +72,12 @@ class Options:
 
     lineinfo: bool = True
     fma: bool = True
+    boundscheck: bool = True
 
 
-def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target, options: Options) -> Operator:
-    """Compile ``kernel`` for ``arg_types`` into a C-ABI operator.
+def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target, options: Options,
+                     array_types=(), name: str = OP_NAME, first_array: int = 0) -> Operator:
+    """Compile ``kernel`` for ``arg_types`` into a C-ABI operator named ``name``.
 
     Parameters
     ----------
@@ -87,7 +92,13 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
     target : Target
         Compute capability.
     options : Options
-        Line info and FMA contraction.
+        Line info, FMA contraction and bounds checks.
+    array_types : sequence of ArrayType
+        Types of its captured arrays (appended parameters, after the uniforms).
+    name : str
+        The operator's C name (several operators of one build have their own).
+    first_array : int
+        The number of its first captured array among those of the build (what a bounds record says).
 
     Raises
     ------
@@ -100,13 +111,14 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
 
     with _LOCK, compiling_for(target.cc, fma=options.fma), warnings.catch_warnings():
         fix_debuginfo_flags()
-        user = _device_function(kernel)
+        user = _device_function(kernel, readers=reads.device_readers(options.boundscheck), first_array=first_array)
         inferred: list = []
-        wrapper = _wrapper(len(arg_types), len(uniform_types),
-                           [t.numba for t in (*arg_types, *uniform_types)],
+        loads = [_load(t.numba) for t in (*arg_types, *uniform_types)] + [reads.array_loader(a) for a in array_types]
+        wrapper = _wrapper(name, len(arg_types), len(uniform_types), len(array_types), loads,
                            result.numba if result else None, inferred, user)
-        signature = nbtypes.void(*([nbtypes.voidptr] * (1 + len(arg_types) + len(uniform_types))))
-        common = dict(device=True, abi="c", abi_info={"abi_name": OP_NAME},
+        pointers = 1 + len(arg_types) + len(uniform_types) + len(array_types) + bool(array_types)
+        signature = nbtypes.void(*([nbtypes.voidptr] * pointers))
+        common = dict(device=True, abi="c", abi_info={"abi_name": name},
                       cc=target.cc, lineinfo=options.lineinfo)
         try:
             # A lambda's regenerated function has no `def` line for numba to find;
@@ -118,7 +130,8 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
         except Exception as exc:  # numba raises many classes; all mean "your function"
             raise _frontend_error(kernel, exc) from None
     stored = result or _element_type_of(inferred[0], kernel)
-    return Operator(ptx=Artifact("ptx", ptx.encode(), "operator"), ltoir=Artifact("ltoir", ltoir, "operator"),
+    label = "operator" if name == OP_NAME else name
+    return Operator(ptx=Artifact("ptx", ptx.encode(), label), ltoir=Artifact("ltoir", ltoir, label),
                     result=stored, libraries=tuple(Artifact("ltoir", _ltoir_of(library, kernel), f"library{i}")
                                                    for i, library in enumerate(libraries)))
 
@@ -133,25 +146,26 @@ def _ltoir_of(library, kernel) -> bytes:
     return code
 
 
-def _device_function(kernel):
+def _device_function(kernel, readers=None, first_array: int = 0):
     from numba import cuda
 
-    return cuda.jit(device=True, lineinfo=True)(kernel.parametrized(_device_function, DEVICE_EQUIVALENTS))
+    return cuda.jit(device=True, lineinfo=True)(
+        kernel.parametrized(_device_function, DEVICE_EQUIVALENTS, readers=readers, first_array=first_array))
 
 
-def _wrapper(n_args, n_uniforms, value_types, result_type, inferred, user):
-    """Build ``gpulab_op(out, a0.., u0..)``: load each pointer, call, store."""
-    names = [f"a{i}" for i in range(n_args)] + [f"u{i}" for i in range(n_uniforms)]
-    loads = ", ".join(f"load{i}({name})" for i, name in enumerate(names))
+def _wrapper(name, n_args, n_uniforms, n_arrays, loads, result_type, inferred, user):
+    """Build ``name(out, a0.., u0.., c0.., bounds)``: load each pointer, call, store."""
+    names = [f"a{i}" for i in range(n_args)] + [f"u{i}" for i in range(n_uniforms)] + [f"c{i}" for i in range(n_arrays)]
+    values = [f"load{i}({value})" for i, value in enumerate(names)] + (["bounds"] if n_arrays else [])
     source = (
-        f"def {OP_NAME}(out, {', '.join(names)}):\n"
-        f"    store(out, user({loads}))\n"
+        f"def {name}(out, {', '.join(names + (['bounds'] if n_arrays else []))}):\n"
+        f"    store(out, user({', '.join(values)}))\n"
     )
     namespace = {"user": user, "store": _store(result_type, inferred)}
-    namespace.update({f"load{i}": _load(t) for i, t in enumerate(value_types)})
+    namespace.update({f"load{i}": load for i, load in enumerate(loads)})
     linecache.cache[WRAPPER_FILENAME] = (len(source), None, source.splitlines(True), WRAPPER_FILENAME)
     exec(compile(source, WRAPPER_FILENAME, "exec"), namespace)
-    return namespace[OP_NAME]
+    return namespace[name]
 
 
 def _load(value_type):

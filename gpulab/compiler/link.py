@@ -76,7 +76,7 @@ def _read(handle, size_of, read) -> str:
 
 
 def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool, fma: bool,
-         libraries=()) -> Linked:
+         libraries=(), more=()) -> Linked:
     """Link the kernel with the operator for ``target``, as their kind says.
 
     Parameters
@@ -86,6 +86,8 @@ def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool
         both PTX (a PTX link: it stays a called function).
     libraries : sequence of Artifact
         LTO-IR that numba links with the operator (in both modes).
+    more : sequence of Artifact
+        Further operators, of the operator's kind (those of mapped inputs).
 
     Returns
     -------
@@ -98,7 +100,8 @@ def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool
     ValueError
         When the kernel and the operator are not of one kind.
     """
-    if kernel.kind != operator.kind or kernel.kind not in ("ltoir", "ptx"):
+    kinds = {code.kind for code in (kernel, operator, *more)}
+    if len(kinds) != 1 or kernel.kind not in ("ltoir", "ptx"):
         raise ValueError(f"link takes a kernel and an operator of one kind, both LTO-IR or both PTX; "
                          f"got {kernel.kind} and {operator.kind}")
     options = [f"-arch={target.arch}", "-verbose"] + (["-lineinfo"] if lineinfo else [])
@@ -106,11 +109,12 @@ def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool
     if kernel.kind == "ltoir":
         # Optimise once to the whole kernel's PTX (which the view shows), then
         # assemble that PTX: the same steps nvJitLink takes inside one LTO link.
-        ptx, _ = _run(options + ["-lto", "-ptx", f"-fma={int(fma)}"], [kernel, operator, *libraries], want_ptx=True)
+        ptx, _ = _run(options + ["-lto", "-ptx", f"-fma={int(fma)}"], [kernel, operator, *more, *libraries],
+                      want_ptx=True)
         inputs = [Artifact("ptx", ptx.encode(), "kernel")]
     else:
-        ptx = kernel.text + "\n" + operator.text
-        inputs = [kernel, operator, *libraries]  # libraries: LTO-IR, optimised among themselves, still called
+        ptx = "\n".join(code.text for code in (kernel, operator, *more))
+        inputs = [kernel, operator, *more, *libraries]  # libraries: LTO-IR, optimised among themselves, still called
         options += ["-lto"] if libraries else []
     cubin, info = _run(options + [f"-Xptxas=--fmad={'true' if fma else 'false'}"], inputs, want_ptx=False)
     return Linked(cubin=cubin, ptx=ptx, info_log=info)

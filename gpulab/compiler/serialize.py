@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..captures import ArrayType
 from ..types import element_type
 from .build import Build
 from .codegen import Geometry
@@ -53,6 +54,7 @@ def encode(build: Build) -> tuple[dict, dict[str, bytes]]:
         "target": list(build.target.cc), "options": build.options.as_dict(),
         "inputs": [_dtype_json(t) for t in build.inputs], "result": _dtype_json(build.result),
         "uniforms": [[name, _dtype_json(t)] for name, t in build.uniforms],
+        "arrays": [[name, _dtype_json(a.element), a.ndim] for name, a in build.arrays],
         "python_first_line": build.python_first_line, "python_file": build.python_file,
         "resources": {name: r.as_dict() for name, r in build.resources.items()},
         "ptx_keys": _keys_json(build.ptx_keys), "kernels": list(build.kernels),
@@ -74,6 +76,7 @@ def decode(meta: dict, blobs: dict[str, bytes]) -> Build:
         key=meta["key"], primitive=meta["primitive"], name=meta["name"], target=Target(*meta["target"]),
         options=BuildOptions(**options), inputs=tuple(_element(d) for d in meta["inputs"]),
         result=_element(meta["result"]), uniforms=tuple((n, _element(d)) for n, d in meta["uniforms"]),
+        arrays=tuple((n, ArrayType(_element(d), ndim)) for n, d, ndim in meta.get("arrays", ())),
         python_first_line=meta["python_first_line"], python_file=meta["python_file"], cubin=blobs["cubin"],
         resources={name: Resources(**r) for name, r in meta["resources"].items()},
         ptx_keys=_keys(meta["ptx_keys"]), kernels=tuple(meta["kernels"]),

@@ -2,8 +2,9 @@
 
 The key holds the primitive (its registry record and template) and its options, the function's code and the
 values of its constants, referenced modules and nested kernels, element
-and uniform *types*, the target, the template version and the toolchain
-versions. Never uniform values, array pointers, sizes or streams.
+and uniform *types*, captured arrays' element types and dimensions, the
+target, the template version and the toolchain versions. Never uniform
+values, array pointers, sizes, strides or streams.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..captures import ArrayType
 from ..kernel import Kernel
+from ..mapped import input_kinds
 from ..registry import Primitive, primitive
 from ..types import ElementType
 from .target import Target
@@ -34,6 +37,7 @@ class BuildOptions:
     exclusive: bool = False
     index_bits: int = 32
     iota: tuple[bool, ...] = ()
+    boundscheck: bool = True
 
     @property
     def code_kind(self) -> str:
@@ -45,9 +49,40 @@ class BuildOptions:
         return "ltoir" if self.lto else "ptx"
 
     def as_dict(self) -> dict:
-        """Return the options as a JSON-able dict."""
+        """Return the options as a JSON-able dict (``boundscheck`` only when it is off: see :func:`make_spec`)."""
         return {"lto": self.lto, "lineinfo": self.lineinfo, "fma": self.fma, "exclusive": self.exclusive,
-                "index_bits": self.index_bits, "iota": list(self.iota)}
+                "index_bits": self.index_bits, "iota": list(self.iota),
+                **({} if self.boundscheck else {"boundscheck": False})}
+
+
+@dataclass(frozen=True)
+class MappedSpec:
+    """A mapped input as a build compiles it: its function, types, uniforms and captured arrays, and its
+    inputs' kinds (``"array"``, ``"iota"`` or a ``MappedSpec``)."""
+
+    kernel: Kernel = field(compare=False)
+    args: tuple[ElementType, ...]
+    result: ElementType
+    uniforms: tuple[tuple[str, ElementType], ...]
+    arrays: tuple[tuple[str, ArrayType], ...]
+    kinds: tuple
+
+    def document(self) -> dict:
+        """What of it changes generated code (part of the key)."""
+        return {"kernel": self.kernel.identity, "args": [_dtype_text(t.dtype) for t in self.args],
+                "result": _dtype_text(self.result.dtype),
+                "uniforms": [[name, _dtype_text(t.dtype)] for name, t in self.uniforms],
+                "arrays": [[name, _dtype_text(a.element.dtype), a.ndim] for name, a in self.arrays],
+                "kinds": [k if isinstance(k, str) else k.document() for k in self.kinds]}
+
+
+def mapped_spec(shape) -> MappedSpec:
+    """The :class:`MappedSpec` of a :class:`~gpulab.mapped.MappedShape`, with its uniforms' and captured
+    arrays' current types."""
+    kernel = shape.kernel
+    return MappedSpec(kernel, shape.args, shape.result, tuple(zip(kernel.uniforms, kernel.uniform_types())),
+                      tuple(zip(kernel.arrays, kernel.array_types())),
+                      tuple(k if isinstance(k, str) else mapped_spec(k) for k in shape.kinds))
 
 
 @dataclass(frozen=True)
@@ -61,6 +96,13 @@ class BuildSpec:
     uniforms: tuple[tuple[str, ElementType], ...]
     target: Target
     options: BuildOptions
+    arrays: tuple[tuple[str, ArrayType], ...] = ()
+    mapped: tuple[MappedSpec | None, ...] = ()
+
+    @property
+    def kinds(self) -> tuple:
+        """Each input's kind: ``"array"``, ``"iota"`` or its :class:`MappedSpec`."""
+        return input_kinds(len(self.inputs) if self.record.elementwise else 1, self.options.iota, self.mapped)
 
     @property
     def record(self) -> Primitive:
@@ -76,6 +118,8 @@ class BuildSpec:
             "inputs": [_dtype_text(t.dtype) for t in self.inputs],
             "result": _dtype_text(self.result.dtype) if self.result else None,
             "uniforms": [[name, _dtype_text(t.dtype)] for name, t in self.uniforms],
+            "arrays": [[name, _dtype_text(a.element.dtype), a.ndim] for name, a in self.arrays],
+            "mapped": [m.document() if m else None for m in self.mapped],
             "target": self.target.arch,
             "options": self.options.as_dict(),
             "versions": toolchain_versions(),

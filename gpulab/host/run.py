@@ -19,9 +19,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import registry
+from .. import captures, registry
 from ..errors import GpulabError, HostArrayError, KernelRuntimeError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
+from ..mapped import Mapped
 from ..kernel import Kernel, Signature, as_kernel
 from ..lru import LRU
 from ..progress import Progress
@@ -40,7 +41,7 @@ WIDER = {"float16": np.float64, "float32": np.float64, "complex64": np.complex12
 """The type a float64 reference computes in, for each narrower floating type."""
 
 OPERATORS: LRU = LRU(256)
-"""Compiled host operators, by (checked kernel's fingerprint, signature, uniform types)."""
+"""Compiled host operators, by (checked kernel's fingerprint, signature, uniform types, captured arrays' types)."""
 
 
 # --- operators -------------------------------------------------------------------
@@ -83,20 +84,42 @@ def operator_for(kernel: Kernel, signature: Signature) -> tuple[HostOperator, tu
     Returns
     -------
     operator : HostOperator
-        Built once per (kernel, ``signature``, uniform types): a new uniform value needs no rebuild.
+        Built once per (kernel, ``signature``, uniform types, captured arrays' types):
+        a new uniform value or a new array of the same type needs no rebuild.
     uniforms : tuple
-        The uniforms' current values as NumPy scalars of their element types.
+        What follows the items in each call: the uniforms' current values as NumPy
+        scalars of their element types, then the captured arrays and a placeholder
+        for where the device records a read out of bounds (the host raises instead).
+
+    Raises
+    ------
+    HostArrayError
+        When a captured array lives on a device.
     """
     types, values = kernel.uniform_arguments()
-    operator = OPERATORS.get_or_make((kernel.fingerprint, signature, types),
-                                     lambda: _build(kernel, signature, types))
-    return operator, values
+    array_types = kernel.array_types()
+    arrays = tuple(_captured(kernel))
+    operator = OPERATORS.get_or_make((kernel.fingerprint, signature, types, array_types),
+                                     lambda: _build(kernel, signature, types, array_types))
+    return operator, values + arrays + ((0,) if arrays else ())
 
 
-def _build(kernel: Kernel, signature: Signature, uniform_types) -> HostOperator:
+def _captured(kernel: Kernel):
+    for name, value in zip(kernel.arrays, kernel.array_values()):
+        if type(value) is not np.ndarray:
+            raise HostArrayError(f"`{kernel.name}` captures `{name}`, a device array, but this call runs on the host; "
+                                 f"capture a host copy (gpulab.to_host({name})) or run on a GPU device")
+        yield value
+
+
+def _build(kernel: Kernel, signature: Signature, uniform_types, array_types) -> HostOperator:
+    import numba
+
     python = kernel.python_function()
     try:
         argument_types = tuple(t.numba for t in (*signature.args, *uniform_types))
+        argument_types += tuple(a.numba for a in array_types)
+        argument_types += (numba.types.int64,) if array_types else ()
         compiled = kernel.cpu_function()
         compiled.compile(argument_types)
     except not_compilable() as exc:
@@ -168,6 +191,8 @@ class Loop:
             try:
                 self.compiled(operator.compiled, *args)
                 return
+            except captures.OutOfBounds as exc:
+                raise _index_error(operator.kernel, exc) from None
             except not_compilable() as exc:
                 operator.interpreted_loops.add(self.name)
                 log.debug("numba cannot compile %s around %s; it runs in the interpreter: %s",
@@ -185,6 +210,8 @@ def interpret(operator: HostOperator, loop, *args, start: int = 0) -> None:
         loop(operator.python, *args)
     except GpulabError:
         raise
+    except captures.OutOfBounds as exc:
+        raise _index_error(operator.kernel, exc) from None
     except Exception as exc:  # noqa: BLE001 - the user's function failed: say where, in gpulab's words
         kernel = operator.kernel
         frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
@@ -196,10 +223,19 @@ def interpret(operator: HostOperator, loop, *args, start: int = 0) -> None:
             location) from None
 
 
+def _index_error(kernel: Kernel, exc: captures.OutOfBounds):
+    """The :class:`~gpulab.errors.KernelIndexError` of a host read out of bounds (``exc.args``: see its class)."""
+    line, column, array, *index = exc.args
+    captured = captures.Captured(kernel, kernel.arrays[array], kernel.array_values()[array].shape)
+    return captures.index_error(captured, line, column, tuple(index))
+
+
 def _interpretable(arg):
-    """Record arrays as ``np.recarray``, whose items allow ``r.x`` as numba's records do."""
+    """Record arrays as ``np.recarray``, whose items allow ``r.x`` as numba's records do (in tuples too)."""
     if isinstance(arg, np.ndarray) and arg.dtype.names is not None:
         return arg.view(np.recarray)
+    if type(arg) is tuple:
+        return tuple(map(_interpretable, arg))
     return arg
 
 
@@ -235,9 +271,12 @@ def map_loop(arity: int) -> Loop:
 
 # --- inputs ----------------------------------------------------------------------
 def flat_items(x) -> np.ndarray:
-    """Return ``x``'s items in C order as a 1-D array (an :class:`Iota`'s values for an iota)."""
+    """Return ``x``'s items in C order as a 1-D array (an :class:`Iota`'s values for an iota, a
+    :class:`~gpulab.mapped.Mapped` input's as ``map`` of its function makes them)."""
     if isinstance(x, Iota):
         return np.arange(x.start, x.start + x.size, dtype=Iota.dtype)
+    if isinstance(x, Mapped):
+        return run_map(x.kernel, *x.inputs)
     return np.ravel(np.asarray(x), order="C")
 
 
@@ -313,7 +352,7 @@ def _map_items(kernel, operator, signature, inputs, uniforms) -> np.ndarray:
         loop.run(operator, result, *inputs, uniforms)
         return result
     values = np.empty(inputs[0].size, object)
-    interpret(operator, loop.python, values, *map(_interpretable, inputs), uniforms)
+    interpret(operator, loop.python, values, *map(_interpretable, inputs), _interpretable(uniforms))
     return _typed(values, signature, kernel)
 
 

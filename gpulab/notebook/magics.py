@@ -125,6 +125,8 @@ class GpulabMagics(Magics):
     @argument("--fma", dest="fma", action="store_const", const=True, default=None,
               help="contract a * b + c into FMA (the default)")
     @argument("--no-fma", dest="fma", action="store_const", const=False, help="keep multiply and add apart")
+    @argument("--no-boundscheck", dest="boundscheck", action="store_false",
+              help="leave reads of captured arrays unchecked (compare the SASS: the checks' cost); --run checks")
     @argument("--exclusive", action="store_true", help="scan: an exclusive scan (needs --initial)")
     @argument("--initial", help="reduce or scan initial value, a Python expression (reduce default: 0)")
     @argument("--show", help="panes to show, from python,cuda,ptx,sass (default: all)")
@@ -185,7 +187,8 @@ class GpulabMagics(Magics):
             kernel = _kernel(self._lookup(_function_name(tree, args.name)), args.types)
             device = find_device(args.device) if args.device else current_device()
             options = {"lto": defaults.lto if args.lto is None else args.lto,
-                       "fma": defaults.fma if args.fma is None else args.fma, "exclusive": args.exclusive}
+                       "fma": defaults.fma if args.fma is None else args.fma, "exclusive": args.exclusive,
+                       "boundscheck": args.boundscheck}
             result = run_cell(kernel, args.primitive, target=session.target_for(args.target, device), device=device,
                               options=options, panes=panes, compare=args.compare, run=args.run,
                               bench_sizes=args.bench, initial=initial,

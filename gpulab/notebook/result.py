@@ -79,7 +79,7 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
     device : Device
         Where ``run`` and ``bench_sizes`` run.
     options : dict
-        Build options: ``lto``, ``fma``, ``exclusive``.
+        Build options: ``lto``, ``fma``, ``exclusive``, ``boundscheck`` (the check run always checks).
     panes : sequence of str
         The panes the view shows.
     compare : bool
@@ -110,7 +110,7 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
     if bench_sizes:
         names = ["host"] if not device.is_gpu else ["host", device.name]
         result.bench = bench(kernel, primitive, bench_sizes, devices=names, initial=initial, exclusive=exclusive,
-                             lto=options["lto"], fma=options["fma"])
+                             lto=options["lto"], fma=options["fma"], boundscheck=options.get("boundscheck", True))
         show(result.bench)
         show(result.bench.plot())
     return result

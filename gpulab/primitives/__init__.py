@@ -20,13 +20,14 @@ __all__ = ["map", "reduce", "scan", "filter", "make_map", "make_reduce", "make_s
 
 
 def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **options):  # noqa: A001
-    """``[fn(*t) for t in zip(*xs)]``: 1 to 3 inputs of equal length (arrays or :func:`gpulab.iota`).
+    """``[fn(*t) for t in zip(*xs)]``: 1 to 3 inputs of equal length (arrays, :func:`gpulab.iota` or
+    :func:`gpulab.mapped`).
 
     Parameters
     ----------
     fn : function or Kernel
         A pure function of one item of each input.
-    *xs : arrays
+    *xs : arrays, iota or mapped
         Device arrays for a GPU, NumPy arrays for the host.
     out : array, optional
         Where to write (allocated when ``None``).
@@ -37,7 +38,8 @@ def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **opt
     verify : bool
         Also run the host reference and compare.
     **options
-        Build options: ``lto``, ``fma``.
+        Build options: ``lto``, ``fma``, ``boundscheck`` (check every read of a
+        captured array against its shape, default True).
     """
     target = resolve_device(device)
     if not target.is_gpu:
@@ -127,9 +129,11 @@ def _gpu(device):
 
 
 def _host_copies(xs):
+    from ..mapped import Mapped
     from ..runtime.arrays import to_host
 
-    return [x if isinstance(x, Iota) else to_host(x) for x in xs]
+    return [x if isinstance(x, Iota) else Mapped(x.kernel, tuple(_host_copies(x.inputs)), x.args, x.result)
+            if isinstance(x, Mapped) else to_host(x) for x in xs]
 
 
 def _verify_with_host(result, host_result, dtype):

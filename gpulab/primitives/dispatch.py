@@ -18,6 +18,7 @@ from ..errors import HostArrayError, KernelTypeError, VerificationError, Verific
 from ..iota import Iota
 from ..kernel import Kernel, as_kernel, references_unchanged
 from ..lru import LRU
+from ..mapped import Mapped, kind_of, leaves
 from ..registry import Primitive
 from ..runtime.arrays import is_device_array, to_host
 from ..types import ElementType, element_type
@@ -39,8 +40,8 @@ def resolve_device(device) -> Device:
 def check_host_inputs(xs) -> None:
     """Refuse device arrays on the host backend, before anything runs."""
     for i, x in enumerate(xs):
-        if is_device_array(x):
-            raise HostArrayError(f"input {i} is a device array, but this call runs on the host; "
+        if any(is_device_array(leaf) for leaf in leaves(x)):
+            raise HostArrayError(f"input {i} is (or reads) a device array, but this call runs on the host; "
                                  "move it with gpulab.to_host(x) or run on a GPU device")
 
 
@@ -76,6 +77,8 @@ def make_plan(record: Primitive, fn, arrays, device: Device, **options):
     kernel = as_kernel(fn)
     if "iota" in record.options:
         options["iota"] = tuple(isinstance(x, Iota) for x in arrays)
+    if any(isinstance(x, Mapped) for x in arrays):
+        options["mapped"] = tuple(x.shape if isinstance(x, Mapped) else None for x in arrays)
     return record.plan_class()(kernel, operator_types(record, kernel, arrays), device, **options)
 
 
@@ -90,8 +93,8 @@ def plan_for(record: Primitive, fn, arrays, device: Device, **options):
     confirms that the names the function refers to still hold what they held.
     """
     try:
-        recent_key = (record.name, fn, device.name, *[Iota if type(x) is Iota else x.dtype for x in arrays],
-                      *options.items())
+        recent_key = (record.name, fn, device.name, *[Iota if type(x) is Iota else x.shape if type(x) is Mapped
+                                                      else x.dtype for x in arrays], *options.items())
     except AttributeError:  # an input without .dtype (a bare __cuda_array_interface__ object): the slow way
         recent_key = None
     found = _RECENT.get(recent_key)
@@ -100,7 +103,8 @@ def plan_for(record: Primitive, fn, arrays, device: Device, **options):
     kernel = as_kernel(fn)
     types = operator_types(record, kernel, arrays)
     iota = tuple(isinstance(x, Iota) for x in arrays) if "iota" in record.options else None
-    key = (record.name, kernel.pyfunc, kernel.fingerprint, kernel.declared, types, iota, device.name,
+    mapped = tuple(kind_of(x) for x in arrays)
+    key = (record.name, kernel.pyfunc, kernel.fingerprint, kernel.declared, types, iota, mapped, device.name,
            tuple(sorted(options.items())))
     plan = PLANS.get_or_make(key, lambda: make_plan(record, kernel, arrays, device, **options))
     if recent_key is not None:

@@ -46,7 +46,8 @@ class FilterPlan(LookBackPlan):
             ``kept`` is a 0-d device array (reading it waits for the stream).
         """
         dtype = self.element.dtype
-        pointer, inner_size, inner_stride, outer_stride, n, extent = array_fields(xs, dtype, "input")
+        uniform_values = self.uniform_values()
+        fields, n, extent = self.input_fields(xs, 0, uniform_values)
         if out is None:
             out = empty(n, dtype)
         if kept is None:
@@ -58,7 +59,6 @@ class FilterPlan(LookBackPlan):
         kept_pointer, _, _, _, kept_size, _ = array_fields(kept, KEPT_DTYPE, "kept count")
         if kept_size != 1:
             raise ValueError(f"the kept count has {kept_size} items; it needs 1")
-        uniform_values = self.uniform_values()
         prepared = self.prepared(index_bits_of(max(extent, out_extent)), uniform_values)
         if n == 0:
             kept.fill(0)
@@ -66,8 +66,9 @@ class FilterPlan(LookBackPlan):
         handle = stream_handle(stream)
         tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
         pack = prepared.pack("gpulab_filter")
-        pack.write(pointer, inner_size, inner_stride, outer_stride, n,
-                   out_pointer, out_inner_size, out_inner_stride, out_outer_stride, kept_pointer, *status, epoch,
+        pack.write(*fields, n, out_pointer, out_inner_size, out_inner_stride, out_outer_stride, kept_pointer, *status,
+                   epoch,
                    *prepared.uniform_fields(uniform_values))
         launch(prepared.kernels["gpulab_filter"], tiles, prepared.build.geometry.block_threads, handle, pack)
+        prepared.check_reads(uniform_values, handle)
         return out, kept

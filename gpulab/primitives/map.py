@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KernelTypeError, LengthMismatchError
-from ..iota import Iota
+from ..errors import LengthMismatchError
 from ..runtime.arrays import array_fields, empty
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
 from .plan import DevicePlan, index_bits_of
 
 INPUT_NAMES = tuple(f"in{i}" for i in range(8))  # parameter names of the inputs (map takes at most 3)
-INPUT_LABELS = tuple(f"input {i}" for i in range(8))  # what errors call them
 
 
 class MapPlan(DevicePlan):
@@ -21,7 +19,6 @@ class MapPlan(DevicePlan):
     def __init__(self, kernel, types, device, *, iota=(), **options):
         super().__init__("map", kernel, types, device, iota=tuple(iota), **options)
         self.iota = tuple(iota) or (False,) * len(types)
-        self._inputs = tuple(zip(self.iota, (t.dtype for t in self.types), INPUT_LABELS))
 
     def argument_order(self, build):
         return {"gpulab_map": (*INPUT_NAMES[:len(self.types)], "out", "n", "u")}
@@ -32,25 +29,19 @@ class MapPlan(DevicePlan):
         return self.prepared(32, values).build.result.dtype
 
     def __call__(self, *xs, out=None, stream=None):
-        """Run on ``xs`` (device arrays or :class:`Iota`), writing ``out`` (allocated if ``None``)."""
-        if len(xs) != len(self._inputs):
-            raise LengthMismatchError(f"this map takes {len(self._inputs)} input(s); {len(xs)} given")
+        """Run on ``xs`` (device arrays, :class:`~gpulab.iota.Iota` or :func:`~gpulab.mapped` inputs), writing ``out`` (allocated if ``None``)."""
+        if len(xs) != len(self.kinds):
+            raise LengthMismatchError(f"this map takes {len(self.kinds)} input(s); {len(xs)} given")
+        uniform_values = self.uniform_values()
         values, sizes, extent = [], [], 0
-        for x, (is_iota, dtype, label) in zip(xs, self._inputs):
-            if is_iota:
-                if not isinstance(x, Iota):
-                    raise KernelTypeError(f"this map was made for gpulab.iota as {label}; pass an iota there")
-                values.append(x.start)
-                sizes.append(x.size)
-                continue
-            pointer, inner_size, inner_stride, outer_stride, size, reach = array_fields(x, dtype, label)
-            values += (pointer, inner_size, inner_stride, outer_stride)
+        for position, x in enumerate(xs):
+            fields, size, reach = self.input_fields(x, position, uniform_values)
+            values += fields
             sizes.append(size)
             extent = max(extent, reach)
         n = sizes[0]
         if len(sizes) > 1 and sizes.count(n) != len(sizes):
             raise LengthMismatchError(f"map inputs must have equal lengths; got {sizes}")
-        uniform_values = self.uniform_values()
         prepared = self.prepared(32, uniform_values)  # the result type is the same for both index widths
         result = prepared.build.result.dtype
         if out is None:
@@ -65,6 +56,7 @@ class MapPlan(DevicePlan):
         pack = prepared.pack("gpulab_map")
         pack.write(*values, pointer, inner_size, inner_stride, outer_stride, n, *prepared.uniform_fields(uniform_values))
         geometry = prepared.build.geometry
-        launch(prepared.kernels["gpulab_map"], -(-n // geometry.tile), geometry.block_threads, stream_handle(stream),
-               pack)
+        handle = stream_handle(stream)
+        launch(prepared.kernels["gpulab_map"], -(-n // geometry.tile), geometry.block_threads, handle, pack)
+        prepared.check_reads(uniform_values, handle)
         return out

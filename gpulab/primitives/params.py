@@ -29,19 +29,38 @@ class TileStatusValue(NamedTuple):
     next_tile: int
 
 
-def written_fields(parameters, iota: tuple[bool, ...]) -> dict[str, tuple[str, ...]]:
-    """Parameter name -> the fields of the tuples gpulab writes to it, for the structs it writes."""
+def written_fields(parameters, kinds: tuple) -> dict[str, tuple[str, ...]]:
+    """Parameter name -> the fields of the tuples gpulab writes to it, for the structs it writes.
+
+    ``kinds`` are the inputs' kinds: ``"array"``, ``"iota"`` (or ``False`` and
+    ``True``, as ``BuildOptions.iota`` says), or a mapped input's shape, whose
+    struct holds its inputs' fields and then its uniforms'.
+    """
     expected = {}
     for parameter in parameters:
         input_index = re.fullmatch(r"Input(\d+)", parameter.cxx)
         if parameter.cxx == "Output":
             expected[parameter.name] = ARRAY_FIELDS
         elif input_index:
-            is_iota = int(input_index.group(1)) < len(iota) and iota[int(input_index.group(1))]
-            expected[parameter.name] = IOTA_FIELDS if is_iota else ARRAY_FIELDS
+            index = int(input_index.group(1))
+            kind = kinds[index] if index < len(kinds) else "array"
+            expected[parameter.name] = _input_fields(kind, parameter.fields)
         elif parameter.cxx.startswith("TileStatus<"):
             expected[parameter.name] = TileStatusValue._fields
     return expected
+
+
+def _input_fields(kind, fields: tuple[str, ...]) -> tuple[str, ...]:
+    if kind is True or kind == "iota":
+        return IOTA_FIELDS
+    if kind is False or kind == "array":
+        return ARRAY_FIELDS
+    found = []
+    for k, inner in enumerate(kind.kinds):
+        prefix = f"in{k}."
+        found += [prefix + f for f in _input_fields(inner, tuple(f[len(prefix):] for f in fields
+                                                                  if f.startswith(prefix)))]
+    return (*found, *(f for f in fields if f.startswith("u.")))  # its uniforms, as codegen names them
 
 
 def check_fields(parameters, expected: dict[str, tuple[str, ...]]) -> None:

@@ -11,17 +11,44 @@ import functools
 import threading
 from dataclasses import dataclass
 
+from typing import NamedTuple
+
 import numpy as np
 
+from .. import captures
+from ..captures import ArrayType
 from ..compiler.build import build_for, make_spec
 from ..compiler.bundle import bundle_of
-from ..display.view import BuildView
-from ..kernel import Kernel
 from ..device import Device
+from ..display.view import BuildView
+from ..errors import KernelTypeError, LengthMismatchError
+from ..iota import Iota
+from ..kernel import Kernel
+from ..mapped import Mapped, input_kinds, walk
+from ..registry import primitive as primitive_record
+from ..runtime import bounds
+from ..runtime.arrays import array_fields, strided_array
 from ..runtime.module import ArgumentPack, LoadedModule, load, plain_number, value_fields
 from . import params
 
 INT32_MAX = 2**31 - 1
+NO_BOUNDS = (0, 0)  # the BoundsCheck of a build whose reads are not checked (its reads never use it)
+
+
+class CapturedValue(NamedTuple):
+    """A captured array of one call: its type (what a build is chosen by), its ``struct CapturedK`` fields
+    (pointer, shape, strides in bytes) and what an error says of it."""
+
+    type: ArrayType
+    fields: tuple
+    captured: captures.Captured
+
+
+def value_type(value):
+    """What a build is chosen by, of one uniform's or captured array's value: its type, never its value."""
+    if isinstance(value, CapturedValue):
+        return value.type
+    return value.dtype if isinstance(value, np.generic) else type(value)
 
 
 @dataclass
@@ -35,10 +62,34 @@ class Prepared:
     orders: dict[str, tuple[str, ...]]  # kernel name -> the parameter names its plan writes, in order
 
     def uniform_fields(self, values: tuple) -> tuple:
-        """The uniforms' values as :meth:`ArgumentPack.write` takes them (numbers as they are)."""
-        if self.uniform_writers is None:
-            return values
-        return tuple(field for write, value in zip(self.uniform_writers, values) for field in write(value))
+        """The uniforms' values as :meth:`ArgumentPack.write` takes them (numbers as they are), then the
+        captured arrays' fields and this thread's ``BoundsCheck`` (see :meth:`DevicePlan.uniform_values`)."""
+        count = len(self.build.uniforms)
+        scalars = values[:count]
+        if self.uniform_writers is not None:
+            scalars = tuple(field for write, value in zip(self.uniform_writers, scalars) for field in write(value))
+        if not self.build.arrays:
+            return scalars
+        checked_on = self.module.device if self.build.options.boundscheck else None
+        return scalars + captured_fields(values[count:count + len(self.build.arrays)], checked_on)
+
+    def check_reads(self, values: tuple, stream: int) -> None:
+        """After a launch with bounds-checked reads: wait for ``stream`` and raise if a read was out of bounds.
+
+        Raises
+        ------
+        KernelIndexError
+            Naming the kernel's line, the array, the index and the shape.
+        """
+        if not self.build.options.boundscheck:
+            return
+        captured = [value.captured for value in values if isinstance(value, CapturedValue)]
+        if not captured:
+            return
+        failure = bounds.slot(self.module.device).failure(stream)
+        if failure is not None:
+            index = tuple(failure[f"index{k}"] for k in range(failure["ndim"]))
+            raise captures.index_error(captured[failure["array"]], failure["line"], failure["column"], index)
 
     @functools.cached_property
     def uniform_writers(self) -> tuple | None:
@@ -71,7 +122,7 @@ class DevicePlan:
     device : Device
         Where it runs.
     **options
-        Build options (``iota``, ``exclusive``, ``lto``, ``fma``).
+        Build options (``iota``, ``mapped``, ``exclusive``, ``lto``, ``fma``, ``boundscheck``).
     """
 
     def __init__(self, primitive: str, kernel: Kernel, types, device: Device, **options):
@@ -82,16 +133,82 @@ class DevicePlan:
         self.options = options
         self._prepared: dict[object, Prepared] = {}
         self._lock = threading.Lock()
-        self._has_uniforms = bool(kernel.uniforms)
+        count = len(self.types) if primitive_record(primitive).elementwise else 1
+        self.kinds = input_kinds(count, options.get("iota", ()), options.get("mapped", ()))
+        """Each input's kind: ``"array"``, ``"iota"`` or the :class:`~gpulab.mapped.MappedShape` it is."""
+        self._input_dtypes = tuple(t.dtype for t in self.types)
+        operators, start = {}, len(kernel.uniforms) + len(kernel.arrays)
+        for path, shape in walk(self.kinds):
+            operators[path] = (start, len(shape.kernel.uniforms), len(shape.kernel.arrays))
+            start += len(shape.kernel.uniforms) + len(shape.kernel.arrays)
+        self._operators = operators  # mapped input's path -> where its values start, its uniforms, its arrays
+        self._kernels = (kernel, *(shape.kernel for _, shape in walk(self.kinds)))
+        self._has_uniforms = any(k.uniforms or k.arrays for k in self._kernels)
 
     def uniform_values(self) -> tuple:
-        """The uniforms' current values, as NumPy scalars of their types (checked: see ``Kernel.uniform_arguments``)."""
-        return self.kernel.uniform_arguments()[1] if self._has_uniforms else ()
+        """What a call passes as uniforms: per kernel (the primitive's, then its mapped inputs' in
+        :func:`~gpulab.mapped.walk` order), the uniforms' current values as NumPy scalars of their types
+        (checked: see ``Kernel.uniform_arguments``), then a :class:`CapturedValue` per captured array.
+
+        Raises
+        ------
+        HostArrayError
+            When a captured array lives in host memory.
+        """
+        if not self._has_uniforms:
+            return ()
+        values = ()
+        for kernel in self._kernels:
+            values += kernel.uniform_arguments()[1]
+            if kernel.arrays:
+                values += tuple(_captured_value(kernel, name, value, kind) for name, value, kind
+                                in zip(kernel.arrays, kernel.array_values(), kernel.array_types()))
+        return values
+
+    def input_fields(self, x, position: int, values: tuple, path: str | None = None, kind=None, dtype=None):
+        """``(fields, size, extent)`` of input ``x`` as its ``struct InputK`` is written.
+
+        An array is a pointer and a layout; an iota its start; a mapped input its
+        inputs' fields, then its function's uniforms (from ``values``, see
+        :meth:`uniform_values`). ``extent`` decides the index width.
+
+        Raises
+        ------
+        KernelTypeError
+            When ``x`` is not of the kind the plan was made for.
+        """
+        path = str(position) if path is None else path
+        kind = self.kinds[position] if kind is None else kind
+        label = f"input {path.replace('_', '.')}"
+        if kind == "array":
+            pointer, inner_size, inner_stride, outer_stride, size, extent = array_fields(
+                x, self._input_dtypes[position] if dtype is None else dtype, label)
+            return (pointer, inner_size, inner_stride, outer_stride), size, extent
+        if kind == "iota":
+            if not isinstance(x, Iota):
+                raise KernelTypeError(f"this {self.primitive} was made for gpulab.iota as {label}; pass an iota there")
+            return (x.start,), x.size, 0
+        if not isinstance(x, Mapped) or x.shape != kind:
+            raise KernelTypeError(f"this {self.primitive} was made for gpulab.mapped({kind.kernel.name}, ...) as "
+                                  f"{label}, of the same kinds of inputs; pass one there, or make another plan")
+        fields, sizes, extent = (), [], 0
+        for k, (inner, inner_kind, arg) in enumerate(zip(x.inputs, kind.kinds, kind.args)):
+            found, size, reach = self.input_fields(inner, position, values, f"{path}_{k}", inner_kind, arg.dtype)
+            fields += found
+            sizes.append(size)
+            extent = max(extent, reach)
+        if sizes.count(sizes[0]) != len(sizes):
+            raise LengthMismatchError(f"the inputs of mapped `{kind.kernel.name}` must have equal lengths; got {sizes}")
+        start, uniforms, arrays = self._operators[path]
+        fields += tuple(f for value in values[start:start + uniforms] for f in scalar_fields(value))
+        if arrays:
+            checked_on = self.device if self.options.get("boundscheck", True) else None
+            fields += captured_fields(values[start + uniforms:start + uniforms + arrays], checked_on)
+        return fields, sizes[0], extent
 
     def prepared(self, index_bits: int, uniform_values: tuple) -> Prepared:
-        """The build for this index width and these uniforms' types, loaded (built on first use)."""
-        key = (index_bits, tuple(type(v) if not isinstance(v, np.generic) else v.dtype for v in uniform_values)
-               ) if uniform_values else index_bits
+        """The build for this index width and these uniforms' (and captured arrays') types, loaded (built on first use)."""
+        key = (index_bits, tuple(map(value_type, uniform_values))) if uniform_values else index_bits
         prepared = self._prepared.get(key)
         if prepared is None:
             with self._lock:
@@ -126,7 +243,7 @@ class DevicePlan:
     def _prepare(self, index_bits: int) -> Prepared:
         build = self.build(index_bits)
         for parameters in build.parameters.values():
-            params.check_fields(parameters, params.written_fields(parameters, build.options.iota))
+            params.check_fields(parameters, params.written_fields(parameters, self.kinds))
         module = load(build, self.device)
         kernels = {name: module.address(name) for name in build.kernels}
         return Prepared(build, module, threading.local(), kernels, self.argument_order(build))
@@ -142,6 +259,29 @@ class DevicePlan:
     def finish(self, output, *, stream=None):
         """The primitive's result from what a call returned (the same, but for filter)."""
         return output
+
+
+def captured_fields(values, checked_on: Device | None) -> tuple:
+    """The fields of captured arrays' values, then of the ``BoundsCheck`` their reads record failures in:
+    this thread's slot on ``checked_on``, or none when the build's reads are unchecked (``None``)."""
+    return (*(field for value in values for field in value.fields),
+            *(bounds.slot(checked_on).fields if checked_on is not None else NO_BOUNDS))
+
+
+@functools.lru_cache(maxsize=64)
+def _writer(dtype: np.dtype):
+    return value_fields(dtype)
+
+
+def scalar_fields(value) -> tuple:
+    """The fields a uniform's value (a NumPy scalar) is written as."""
+    return (value,) if plain_number(value.dtype) else _writer(value.dtype)(value)
+
+
+def _captured_value(kernel, name: str, value, kind: ArrayType) -> CapturedValue:
+    array = strided_array(value, name=f"captured array `{name}` of `{kernel.name}`")
+    return CapturedValue(kind, (array.pointer, *array.shape, *array.strides),
+                         captures.Captured(kernel, name, array.shape))
 
 
 def index_bits_of(extent: int) -> int:

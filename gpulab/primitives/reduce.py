@@ -41,9 +41,9 @@ class ReducePlan(DevicePlan):
     def __call__(self, xs, initial, *, out=None, temp_storage=None, stream=None):
         """Fold ``xs`` into ``out`` (a 0-d device array, allocated if ``None``)."""
         dtype = self.element.dtype
-        pointer, inner_size, inner_stride, outer_stride, n, extent = array_fields(xs, dtype, "input")
-        initial_fields = self._initial_fields(initial)
         uniform_values = self.uniform_values()
+        fields, n, extent = self.input_fields(xs, 0, uniform_values)
+        initial_fields = self._initial_fields(initial)
         prepared = self.prepared(index_bits_of(extent), uniform_values)
         if out is None:
             out = empty((), dtype)
@@ -61,9 +61,10 @@ class ReducePlan(DevicePlan):
             if temp_storage is not None:
                 partials = _storage(temp_storage, partials_bytes)
         pack = prepared.pack("gpulab_reduce")
-        pack.write(pointer, inner_size, inner_stride, outer_stride, n, out_pointer, partials, finished,
+        pack.write(*fields, n, out_pointer, partials, finished,
                    *initial_fields, *prepared.uniform_fields(uniform_values))
         launch(prepared.kernels["gpulab_reduce"], blocks, prepared.build.geometry.block_threads, handle, pack)
+        prepared.check_reads(uniform_values, handle)
         return out
 
 

@@ -34,7 +34,8 @@ class ScanPlan(LookBackPlan):
         if self.exclusive and initial is None:
             raise KernelTypeError("an exclusive scan needs initial= (item 0 of the result is the initial value)")
         dtype = self.element.dtype
-        pointer, inner_size, inner_stride, outer_stride, n, extent = array_fields(xs, dtype, "input")
+        uniform_values = self.uniform_values()
+        fields, n, extent = self.input_fields(xs, 0, uniform_values)
         initial_fields = self._initial_fields(initial if initial is not None else self._zero)
         if out is None:
             out = empty(n, dtype)
@@ -42,15 +43,14 @@ class ScanPlan(LookBackPlan):
             out, dtype, "output")
         if out_size != n:
             raise ValueError(f"the output has {out_size} items; this call needs {n}")
-        uniform_values = self.uniform_values()
         prepared = self.prepared(index_bits_of(max(extent, out_extent)), uniform_values)
         if n == 0:
             return out
         handle = stream_handle(stream)
         tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
         pack = prepared.pack("gpulab_scan")
-        pack.write(pointer, inner_size, inner_stride, outer_stride, n,
-                   out_pointer, out_inner_size, out_inner_stride, out_outer_stride, *status, epoch,
+        pack.write(*fields, n, out_pointer, out_inner_size, out_inner_stride, out_outer_stride, *status, epoch,
                    *initial_fields, initial is not None, *prepared.uniform_fields(uniform_values))
         launch(prepared.kernels["gpulab_scan"], tiles, prepared.build.geometry.block_threads, handle, pack)
+        prepared.check_reads(uniform_values, handle)
         return out

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..captures import is_device_array
 from ..errors import HostArrayError, KernelTypeError
 
 
@@ -138,13 +139,39 @@ def _know_cupy(cupy) -> None:
         _cupy_array = cupy.ndarray
 
 
-def is_device_array(x) -> bool:
-    """Whether ``x`` exposes device memory (CUDA array interface or a DLPack device other than CPU)."""
-    if hasattr(x, "__cuda_array_interface__"):
-        return True
-    if hasattr(x, "__dlpack_device__"):
-        return x.__dlpack_device__()[0] != 1  # 1 is kDLCPU
-    return False
+class StridedArray(NamedTuple):
+    """A device array as a captured array is passed: NumPy's view of it (any strides, never coalesced)."""
+
+    pointer: int
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in bytes
+
+
+def strided_array(x, *, name: str) -> StridedArray:
+    """The :class:`StridedArray` of device array ``x``.
+
+    Raises
+    ------
+    HostArrayError
+        When ``x`` lives in host memory: the message says how to move it.
+    """
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return StridedArray(x.data.ptr, x.dtype, x.shape, x.strides)
+    if not is_device_array(x):
+        raise HostArrayError(f"{name} is a host array ({type(x).__name__}); device primitives never copy silently. "
+                             "Capture a device copy (gpulab.to_device(x)), or run on the host with device='host'")
+    if not hasattr(x, "__cuda_array_interface__"):
+        import cupy
+
+        x = cupy.from_dlpack(x)
+    interface = x.__cuda_array_interface__
+    dtype, shape = _dtype_of(interface), tuple(interface["shape"])
+    strides = interface.get("strides")
+    if strides is None:
+        strides = tuple(dtype.itemsize * math.prod(shape[k + 1:]) for k in range(len(shape)))
+    return StridedArray(interface["data"][0], dtype, shape, tuple(strides))
 
 
 def device_array(x, *, name: str = "input") -> DeviceArray:

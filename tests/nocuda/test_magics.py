@@ -343,3 +343,19 @@ def test_missing_types_say_the_magics_option(shell):
     message = run(shell, "%%gpukernel map --target sm_90\ndef untyped(x):\n    return x\n").stderr
     assert "KernelTypeError: `untyped` has no element types" in message and "--types" in message
     assert "types=" not in message and "at cell line 2:" in message
+
+
+def test_no_boundscheck_compiles_the_captured_reads_unchecked_and_run_still_checks(shell):
+    assert shell.run_cell("import numpy as np\nsamples = np.arange(100, dtype=np.float32)",
+                          store_history=False).success
+    cell = """%%gpukernel map --target sm_90{options}
+def neighbours(i: i64) -> f32:
+    return samples[i] + samples[i + 1]
+"""
+    shell.run_cell("from gpulab import i64", store_history=False)
+    checked, unchecked = (bundles(run(shell, cell.format(options=options)))[0][MIME_TYPE]
+                          for options in ("", " --no-boundscheck"))
+    assert "ATOMG.E.CAS" in checked["panes"][3]["text"] and "ATOMG" not in unchecked["panes"][3]["text"]
+    assert unchecked["options"].get("boundscheck") is False
+    captured = run(shell, cell.format(options=" --no-boundscheck --device host --run 1e3"))  # random indices
+    assert re.search(r"`neighbours` read samples\[-?\d+\], outside `samples` of shape \(100,\)", captured.stderr)

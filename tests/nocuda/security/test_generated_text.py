@@ -86,6 +86,18 @@ def test_uniform_and_function_names_outside_ascii_are_escaped():
     assert "u0;  // \\u03b1" in build.source and "dobbel_\\xf8" in build.source
 
 
+def test_a_captured_array_named_outside_ascii_is_renamed_and_escaped():
+    import linecache
+
+    text = "def läs(i: gpulab.i64) -> gpulab.f32:\n    return värden[i]\n"
+    linecache.cache["<unicode-array>"] = (len(text), None, text.splitlines(True), "<unicode-array>")
+    namespace = {"gpulab": gpulab, "värden": np.zeros(4, np.float32)}
+    exec(compile(text, "<unicode-array>", "exec"), namespace)
+    source = gpulab.compile("map", namespace["läs"], target="sm_90", iota=(True,)).source
+    assert source.isascii()
+    assert "Captured0 c0;  // v\\xe4rden" in source and "struct Captured0 {  // v\\xe4rden: float32[:]" in source
+
+
 @pytest.mark.parametrize("text, expected", [
     ("plain", "plain"), ("new\nline", "new\\nline"), ("ends\\", "ends\\."), ("tab\t", "tab\\t"),
     ("é", "\\xe9"), ("*/", "*/"),
