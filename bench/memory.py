@@ -29,7 +29,7 @@ import cupy
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from primitives import Table, _sizes, _versions, gpu_seconds  # noqa: E402
+from primitives import Table, _sizes, _versions  # noqa: E402
 
 import gpulab  # noqa: E402  (bench/primitives.py puts the repository first on sys.path)
 import gpulab.cache  # noqa: E402
