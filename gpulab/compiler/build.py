@@ -115,11 +115,18 @@ class Build:
             from .. import cache
             from .serialize import decode_disassembly, encode_disassembly
 
+            def disassemble() -> linemap.Disassembly:
+                start = time.perf_counter()
+                found = linemap.map_sass(disasm.disassemble(self.cubin), self.sources())
+                found.seconds = time.perf_counter() - start
+                return found
+
             start = time.perf_counter()
             self.disassembly = cache.default_cache().get_or_build(
-                f"{self.key}-sass", lambda: linemap.map_sass(disasm.disassemble(self.cubin), self.sources()),
-                encode=encode_disassembly, decode=decode_disassembly)
-            self.timings.setdefault("disasm", time.perf_counter() - start)
+                f"{self.key}-sass", disassemble, encode=encode_disassembly, decode=decode_disassembly)
+            # The stage's time is that of the disassembly itself, even when it came from the cache.
+            made = self.disassembly.seconds
+            self.timings.setdefault("disasm", time.perf_counter() - start if made is None else made)
         return self.disassembly
 
     @property
@@ -363,14 +370,17 @@ def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, li
     """
     with _stage(timings := {}, "check"):
         spec = make_spec(primitive, fn, types=types, target=target, lto=lto, lineinfo=lineinfo, **options)
-    build = build_for(spec)
-    build.timings.setdefault("check", timings["check"])
+    build = build_for(spec, check_seconds=timings["check"])
     build.disassembled()
     return build
 
 
-def build_for(spec: BuildSpec) -> Build:
-    """Return the build of ``spec``, from the cache when it has it; its ``origin`` says where it came from."""
+def build_for(spec: BuildSpec, check_seconds: float | None = None) -> Build:
+    """Return the build of ``spec``, from the cache when it has it; its ``origin`` says where it came from.
+
+    ``check_seconds``, how long making ``spec`` took, is kept among the
+    build's timings (and in its cache entry) as the ``check`` stage.
+    """
     from .. import cache
     from .serialize import decode, encode
 
@@ -378,7 +388,10 @@ def build_for(spec: BuildSpec) -> Build:
 
     def built() -> Build:
         origin[0] = "built"
-        return run_pipeline(spec)
+        build = run_pipeline(spec)
+        if check_seconds is not None:
+            build.timings["check"] = check_seconds
+        return build
 
     def loaded(meta, blobs) -> Build:
         origin[0] = "disk"
@@ -386,4 +399,6 @@ def build_for(spec: BuildSpec) -> Build:
 
     build = cache.default_cache().get_or_build(spec.key, built, encode=encode, decode=loaded)
     build.origin = origin[0]
+    if check_seconds is not None:
+        build.timings.setdefault("check", check_seconds)  # a build first made without a check of its own
     return build

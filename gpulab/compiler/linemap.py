@@ -117,11 +117,12 @@ class LineMap:
 
 @dataclass
 class Disassembly:
-    """SASS to show, the keys of its lines and each line's instruction offset."""
+    """SASS to show, the keys of its lines, each line's instruction offset and how long making them took."""
 
     text: str
     keys: dict[int, tuple[str, ...]]
     offsets: dict[int, int]
+    seconds: float | None = None  # nvdisasm and the mapping; None for a cache entry that did not say
 
 
 def _keys(sources: Sources, locations) -> tuple[str, ...]:

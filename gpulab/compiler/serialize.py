@@ -43,7 +43,7 @@ def _keys(data: dict) -> dict:
 
 
 def _seconds(value) -> float | None:
-    """A time stamp read from an entry: a number, else unknown (entries before it was stored have none)."""
+    """Seconds (a time stamp or a duration) read from an entry: a number, else unknown (older entries have none)."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -91,10 +91,10 @@ def decode(meta: dict, blobs: dict[str, bytes]) -> Build:
 def encode_disassembly(found: Disassembly) -> tuple[dict, dict[str, bytes]]:
     """Return ``(meta, blobs)`` for a build's disassembly."""
     offsets = {str(line): offset for line, offset in found.offsets.items()}
-    return {"keys": _keys_json(found.keys), "offsets": offsets}, {"sass": found.text.encode()}
+    return {"keys": _keys_json(found.keys), "offsets": offsets, "seconds": found.seconds}, {"sass": found.text.encode()}
 
 
 def decode_disassembly(meta: dict, blobs: dict[str, bytes]) -> Disassembly:
     """Inverse of :func:`encode_disassembly`."""
     offsets = {int(line): offset for line, offset in meta["offsets"].items()}
-    return Disassembly(blobs["sass"].decode(), _keys(meta["keys"]), offsets)
+    return Disassembly(blobs["sass"].decode(), _keys(meta["keys"]), offsets, _seconds(meta.get("seconds")))
