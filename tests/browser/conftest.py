@@ -40,6 +40,7 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 SERVER_START_S = 60  # until the server answers /api/status
+KERNEL_START_S = 60  # for the REST call that starts a kernel
 SERVER_STOP_S = 10  # for each of: the shutdown request, SIGTERM, SIGKILL
 
 
@@ -57,11 +58,22 @@ class LabServer:
     root: Path  # the server's root_dir: notebooks go here
     log: Path  # the server's stdout and stderr
 
-    def api(self, method: str, path: str, timeout: float = 5.0) -> bytes:
-        request = urllib.request.Request(f"{self.url}{path}", method=method,
-                                         headers={"Authorization": f"token {self.token}"})
+    def api(self, method: str, path: str, timeout: float = 5.0, body: dict | None = None) -> bytes:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"{self.url}{path}", method=method, data=data,
+                                         headers={"Authorization": f"token {self.token}",
+                                                  "Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.read()
+
+    def start_kernel(self, notebook: str, name: str = "python3") -> None:
+        """Start kernel ``name`` in a session for ``notebook`` (relative to ``root``).
+
+        The lab then opens the notebook on that session: it never asks which
+        kernel to start (it did at times when the page made the session).
+        """
+        self.api("POST", "/api/sessions", timeout=KERNEL_START_S, body={
+            "path": notebook, "name": Path(notebook).name, "type": "notebook", "kernel": {"name": name}})
 
     def log_tail(self, chars: int = 4000) -> str:
         try:

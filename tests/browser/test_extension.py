@@ -89,6 +89,17 @@ def _page(browser, tmp_path: Path, width: int, height: int):
         context.close()
 
 
+def stored_kernel(path: Path) -> str:
+    """The kernel a notebook file names (every notebook here names ``python3``, the venv's ipykernel)."""
+    return nbformat.read(path, as_version=4).metadata["kernelspec"]["name"]
+
+
+def _no_dialog(page) -> None:
+    """No dialog (such as "Select Kernel") stands over the notebook: the session was made before the page."""
+    dialogs = page.locator(".jp-Dialog")
+    assert dialogs.count() == 0, dialogs.all_inner_texts()
+
+
 def _fold_file_browser(page) -> None:
     """More room for the panes: fold the file browser away (the lab remembers it folded across pages)."""
     from playwright.sync_api import expect
@@ -120,6 +131,7 @@ def test_build_view_in_jupyterlab(browser, lab_server, tmp_path):
 
     expect.set_options(timeout=UI_MS)
     name = _notebook(lab_server.root)
+    lab_server.start_kernel(name, stored_kernel(lab_server.root / name))
     dialogs: list[str] = []
     errors: list[str] = []
 
@@ -135,7 +147,7 @@ def test_build_view_in_jupyterlab(browser, lab_server, tmp_path):
         expect(notebook.locator(".jp-Cell")).to_have_count(len(CELLS), timeout=PAGE_LOAD_MS)
         expect(notebook.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
             1, timeout=PAGE_LOAD_MS)
-
+        _no_dialog(page)
         _fold_file_browser(page)
 
         _run_all_cells(page, notebook)
@@ -224,11 +236,11 @@ def _screenshot(page, output, path: Path) -> None:
 
 
 def test_notebook_01_runs_saves_and_the_tests_stay_green(browser, lab_server, tmp_path):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect
 
     expect.set_options(timeout=UI_MS)
     checkout = _checkout(lab_server.root / "checkout")
+    lab_server.start_kernel(f"checkout/notebooks/{FIRST}", stored_kernel(checkout / "notebooks" / FIRST))
     saved = checkout / "notebooks" / FIRST
     errors: list[str] = []
     with _page(browser, tmp_path, WIDTHS[-1], 1200) as page:
@@ -239,14 +251,7 @@ def test_notebook_01_runs_saves_and_the_tests_stay_green(browser, lab_server, tm
         notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
         expect(notebook.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
             1, timeout=PAGE_LOAD_MS)
-        # The lab may ask which kernel to start (it did in headless Chromium here): take the one offered.
-        kernel_dialog = page.locator(".jp-Dialog", has_text="Select Kernel")
-        try:
-            kernel_dialog.wait_for(timeout=5_000)
-            kernel_dialog.get_by_role("button", name="Select").click()
-            expect(kernel_dialog).to_have_count(0)
-        except PlaywrightTimeout:
-            pass
+        _no_dialog(page)
         _fold_file_browser(page)
         _run_all_cells(page, notebook)
 

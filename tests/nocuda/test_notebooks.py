@@ -121,6 +121,10 @@ def test_notebook_is_stored_without_outputs(path: Path):
         pytest.skip("not a git checkout: the check reads the notebooks as git holds them")
     notebook = nbformat.reads(text, as_version=4)
     nbformat.validate(notebook)
+    spec = notebook.metadata.get("kernelspec", {})
+    assert (spec.get("name"), spec.get("language")) == ("python3", "python"), (
+        f"{path.name} as git holds it names kernel {spec.get('name')!r}: the lab would ask which kernel to start "
+        "(store it with the default Python 3 kernel, 'python3')")
     for cell in notebook.cells:
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, (
