@@ -7,8 +7,10 @@ and show once, as a PNG, wherever IPython displays them.
 from __future__ import annotations
 
 import io
+import math
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullFormatter
 
 __all__ = ["BenchFigure", "plot_bench"]
 
@@ -75,7 +77,25 @@ def plot_bench(result) -> BenchFigure:
         axes.set_title(f"{title}: {what}", fontsize=10)
         axes.grid(True, which="both", alpha=0.25)
         axes.legend(fontsize=8)
+        _readable_log_ticks(axes.xaxis, EngFormatter(sep=""))  # 1k, 10k, 1M
+    _readable_log_ticks(time_axes.yaxis, EngFormatter(unit="s"))  # 60 µs, 1 ms
+    _readable_log_ticks(bandwidth_axes.yaxis, FuncFormatter(lambda value, _: f"{value:,.4g}"))  # 0.1, 1, 4,000
     return figure
+
+
+def _readable_log_ticks(axis, formatter) -> None:
+    """Labels in plain units, as many as fit: at powers of ten over more than 2 decades, else at 1, 2 and 5
+    times them, and at every multiple below one decade.
+
+    Matplotlib's default labels the minor ticks of a short log axis in
+    scientific notation (``6×10⁻⁵``, ``2×10⁻⁴``, ...), where they crowd.
+    """
+    low, high = axis.get_view_interval()
+    decades = math.log10(high / low) if low > 0 and high > low else 0.0
+    subs = (1.0,) if decades > 2 else (1.0, 2.0, 5.0) if decades >= 1 else tuple(range(1, 10))
+    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    axis.set_major_formatter(formatter)
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _annotate_speedups(axes, result, colours) -> None:

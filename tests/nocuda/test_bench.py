@@ -64,6 +64,35 @@ def test_plot_has_a_line_per_backend_on_log_axes(tmp_path):
     (tmp_path / "bench.png").write_bytes(png)
 
 
+def _labels(axis, renderer) -> list:
+    """The tick labels an axis shows (text, box in pixels), bottom to top or left to right."""
+    low, high = sorted(axis.get_view_interval())
+    shown = [(tick.label1.get_text(), tick.label1.get_window_extent(renderer)) for tick in axis.get_major_ticks()
+             if tick.label1.get_visible() and tick.label1.get_text() and low <= tick.get_loc() <= high]
+    return sorted(shown, key=lambda label: (label[1].x0, label[1].y0))
+
+
+@pytest.mark.parametrize("sizes", [[1000, 10**4, 10**5, 10**6], [10**4, 2 * 10**4], [10, 10**3, 10**5, 10**7]],
+                         ids=["four-decades", "short", "six-decades"])
+def test_plot_tick_labels_are_plain_units_and_never_overlap(sizes):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure = bench(add, "map", sizes, devices=["host"], repeats=2).plot()
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    time_axes, bandwidth_axes = figure.axes
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            labels = _labels(axis, renderer)
+            assert len(labels) >= 2, [text for text, _ in labels]
+            assert not [(a[0], b[0]) for a, b in zip(labels, labels[1:]) if a[1].overlaps(b[1])], labels
+            assert not any("10^" in text or "times" in text or "$" in text for text, _ in labels), labels
+        assert all(text[-1] in "0kMG" for text, _ in _labels(axes.xaxis, renderer))  # 1k, 10k, 1M
+    assert all(text.endswith("s") for text, _ in _labels(time_axes.yaxis, renderer))  # 60 µs, 1 ms
+    assert all(text.replace(",", "").replace(".", "").isdigit() for text, _ in _labels(bandwidth_axes.yaxis, renderer))
+
+
 def test_random_arrays_of_every_kind():
     rng = np.random.default_rng(0)
     record = np.dtype([("x", np.float32), ("n", np.int16), ("flag", np.bool_)])
