@@ -10,7 +10,7 @@ import io
 import math
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 __all__ = ["BenchFigure", "plot_bench"]
 
@@ -85,15 +85,17 @@ def plot_bench(result) -> BenchFigure:
 
 def _readable_log_ticks(axis, formatter) -> None:
     """Labels in plain units, as many as fit: at powers of ten over more than 2 decades, else at 1, 2 and 5
-    times them, and at every multiple below one decade.
+    times them, and at round steps on an axis shorter than a decade.
 
     Matplotlib's default labels the minor ticks of a short log axis in
     scientific notation (``6×10⁻⁵``, ``2×10⁻⁴``, ...), where they crowd.
     """
     low, high = axis.get_view_interval()
     decades = math.log10(high / low) if low > 0 and high > low else 0.0
-    subs = (1.0,) if decades > 2 else (1.0, 2.0, 5.0) if decades >= 1 else tuple(range(1, 10))
-    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    if decades < 1:  # between two powers of ten a log locator may find one tick or none
+        axis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+    else:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if decades > 2 else (1.0, 2.0, 5.0), numticks=12))
     axis.set_major_formatter(formatter)
     axis.set_minor_formatter(NullFormatter())
 

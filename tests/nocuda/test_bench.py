@@ -67,9 +67,10 @@ def test_plot_has_a_line_per_backend_on_log_axes(tmp_path):
 def _labels(axis, renderer) -> list:
     """The tick labels an axis shows (text, box in pixels), bottom to top or left to right."""
     low, high = sorted(axis.get_view_interval())
-    shown = [(tick.label1.get_text(), tick.label1.get_window_extent(renderer)) for tick in axis.get_major_ticks()
-             if tick.label1.get_visible() and tick.label1.get_text() and low <= tick.get_loc() <= high]
-    return sorted(shown, key=lambda label: (label[1].x0, label[1].y0))
+    ticks = sorted((tick for tick in axis.get_major_ticks()
+                    if tick.label1.get_visible() and tick.label1.get_text() and low <= tick.get_loc() <= high),
+                   key=lambda tick: tick.get_loc())
+    return [(tick.label1.get_text(), tick.label1.get_window_extent(renderer)) for tick in ticks]
 
 
 @pytest.mark.parametrize("sizes", [[1000, 10**4, 10**5, 10**6], [10**4, 2 * 10**4], [10, 10**3, 10**5, 10**7]],
@@ -91,6 +92,26 @@ def test_plot_tick_labels_are_plain_units_and_never_overlap(sizes):
         assert all(text[-1] in "0kMG" for text, _ in _labels(axes.xaxis, renderer))  # 1k, 10k, 1M
     assert all(text.endswith("s") for text, _ in _labels(time_axes.yaxis, renderer))  # 60 µs, 1 ms
     assert all(text.replace(",", "").replace(".", "").isdigit() for text, _ in _labels(bandwidth_axes.yaxis, renderer))
+
+
+@pytest.mark.parametrize("low, high", [(95e-6, 130e-6), (6e-5, 4e-4), (2e-5, 1e-3), (1e-6, 2.0)])
+def test_a_time_axis_of_any_length_has_two_or_more_plain_labels(low, high):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.ticker import EngFormatter
+
+    from gpulab.plot import _readable_log_ticks
+
+    figure = Figure(figsize=(5, 4))
+    axes = figure.subplots()
+    axes.plot([1, 2], [low, high])
+    axes.set_yscale("log")
+    axes.set_ylim(low, high)
+    _readable_log_ticks(axes.yaxis, EngFormatter(unit="s"))
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    labels = _labels(axes.yaxis, canvas.get_renderer())
+    assert len(labels) >= 2 and all(text.endswith("s") for text, _ in labels), labels
+    assert not [(a[0], b[0]) for a, b in zip(labels, labels[1:]) if a[1].overlaps(b[1])], labels
 
 
 def test_random_arrays_of_every_kind():
