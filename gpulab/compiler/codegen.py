@@ -216,7 +216,7 @@ def _uniforms(struct: str, uniforms, arrays, first_array: int = 0) -> str:
         lines += [_captured(first_array + k, n, a) for k, (n, a) in enumerate(arrays)]
     lines.append("// Uniforms: the function's free scalar variables" + (" and arrays" if arrays else "") +
                  ", passed at launch.")
-    fields = [f"    {t.cxx} {_uniform_field(i, n)};  // {cxx.comment(n)}" for i, (n, t) in enumerate(uniforms)]
+    fields = [_uniform_member(i, name, element) for i, (name, element) in enumerate(uniforms)]
     fields += [f"    Captured{first_array + k} {_array_field(first_array + k, n)};  // {cxx.comment(n)}"
                for k, (n, _) in enumerate(arrays)]
     fields += ["    BoundsCheck bounds;  // where a read outside an array is recorded"] if arrays else []
@@ -248,6 +248,13 @@ def _typedefs(primitive, inputs, result) -> dict[str, ElementType]:
     if primitive.elementwise:
         return {**{f"in{i}_t": t for i, t in enumerate(inputs)}, "out_t": result}
     return {"value_t": inputs[0], "out_t": inputs[0]}
+
+
+def _uniform_member(index: int, name: str, element: ElementType) -> str:
+    """The ``struct Uniforms`` line of uniform ``name``; a renamed one (``u<index>``) says its name in a comment."""
+    member = _uniform_field(index, name)
+    renamed = "" if member == f"u_{name}" else f"  // {cxx.comment(name)}"
+    return f"    {element.cxx} {member};{renamed}"
 
 
 def _uniform_field(index: int, name: str) -> str:

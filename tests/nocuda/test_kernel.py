@@ -151,7 +151,7 @@ def test_uniform_is_a_kernel_parameter_not_a_constant():
         return a * scale + b
 
     build = gpulab.compile("map", scaled, types="f32,f32", target="sm_90")
-    assert "struct Uniforms {\n    double u_scale;" in build.source
+    assert "struct Uniforms {\n    double u_scale;\n};" in build.source  # a plain name needs no comment
     assert "2.0" not in build.sass and "0x40000000" not in build.ptx
 
 
