@@ -12,6 +12,8 @@ scan reads and writes, filter reads and writes the items it keeps.
 from __future__ import annotations
 
 import json
+import math
+import os
 import statistics
 import sys
 import time
@@ -23,17 +25,89 @@ from . import registry
 from .device import Device, current_device
 from .device import device as find_device
 from .display.table import Table, format_seconds
+from .errors import ArgumentError
 from .kernel import Kernel, as_kernel
 from .registry import Primitive
 from .types import element_type
 
-__all__ = ["BenchResult", "bench", "random_array", "random_inputs"]
+__all__ = ["BenchResult", "bench", "item_count", "random_array", "random_inputs", "require_memory"]
 
 FALLBACK_L2_BYTES = 64 * 2**20
 COPY_BYTES = 256 * 2**20  # the device-to-device copy that measures the roofline
 
 
 # ---------------------------------------------------------------- inputs
+
+
+def item_count(value, what: str = "a size") -> int:
+    """``value`` (an int, or a float such as ``1e6``) as a whole, positive number of items.
+
+    Raises
+    ------
+    ArgumentError
+        For ``inf``, ``nan``, fractions, zero, negatives and non-numbers, naming ``what`` and the value.
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{what} must be a count (such as 1e6), not {value!r}") from None
+    if not math.isfinite(number) or number < 1 or number != int(number):
+        raise ArgumentError(f"{what} must be a whole, positive, finite count (such as 1e6), not {value!r}")
+    return int(value) if isinstance(value, int) else int(number)
+
+
+def require_memory(kernel: Kernel, primitive: str, n: int, device: Device) -> None:
+    """Refuse ``n`` random items of ``primitive(kernel)``'s inputs that would not fit, before any is made.
+
+    The host makes the inputs (drawing float64 random numbers first) and a
+    result; a GPU holds copies of the inputs and a result.
+
+    Raises
+    ------
+    ArgumentError
+        Saying how much memory ``n`` items need and how much is free.
+    """
+    args = kernel.signature().args
+    inputs = args if registry.primitive(primitive).elementwise else args[:1]
+    per_item = sum(t.itemsize for t in inputs) + max(t.itemsize for t in inputs)
+    names = ", ".join(t.name for t in inputs)
+    for where, need, free in (("host", n * (per_item + 16), _free_host_bytes()),
+                              (device.name, n * per_item, _free_device_bytes(device))):
+        if free is not None and need > free:
+            raise ArgumentError(f"{n:,} items ({names}) need about {_bytes(need)} of {where} memory for the inputs "
+                                f"and the result, but {_bytes(free)} are free: use fewer items")
+
+
+def _bytes(count: float) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count:,.0f} bytes"
+
+
+def _free_host_bytes() -> int | None:
+    """Memory the host can give without swapping (Linux's MemAvailable; free pages elsewhere; None if unknown)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _free_device_bytes(device: Device) -> int | None:
+    if not device.is_gpu:
+        return None
+    import cupy
+
+    with cupy.cuda.Device(device.ordinal):
+        free, _ = cupy.cuda.runtime.memGetInfo()
+    return free + cupy.get_default_memory_pool().free_bytes()
 
 
 def random_array(element, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -345,7 +419,9 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
     own_options = record.own_options(exclusive=exclusive)
     kernel = _kernel_of(fn, dtype)
     targets = [find_device(d) for d in devices] if devices else _default_devices()
-    counts = sorted({int(size) for size in sizes})
+    counts = sorted({item_count(size, "each of sizes") for size in sizes})
+    for target in targets if counts else ():
+        require_memory(kernel, primitive, counts[-1], target)
     initial = default_initial(primitive, kernel, initial)
     rng = np.random.default_rng(seed)
     result = BenchResult(kernel.name, primitive, kernel.signature().args[0].name,

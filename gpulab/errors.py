@@ -152,6 +152,11 @@ class LengthMismatchError(GpulabError, ValueError):
     """Inputs (or an input and ``out=``) that must hold as many items as each other do not."""
 
 
+class ArgumentError(GpulabError, ValueError):
+    """An argument has a value gpulab cannot take (a size of ``inf``, more items than memory holds);
+    the message says which value and what to give instead."""
+
+
 class HostArrayError(GpulabError, TypeError):
     """A host array was given to a device run (or the reverse)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import registry
-from ..bench import bench, default_initial, random_inputs
+from ..bench import bench, default_initial, random_inputs, require_memory
 from ..compiler.analysis.calls import CALL_KINDS
 from ..compiler.build import Build
 from ..compiler.bundle import call_kinds
@@ -43,6 +43,7 @@ def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=No
     """
     record = registry.primitive(primitive)
     own_options = record.own_options(exclusive=exclusive)
+    require_memory(kernel, primitive, n, device)
     inputs = random_inputs(kernel, primitive, n, np.random.default_rng(seed))
     initial = default_initial(primitive, kernel, initial)
     on_device = inputs

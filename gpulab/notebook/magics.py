@@ -18,11 +18,12 @@ from IPython.display import display
 from numba.core.errors import NumbaError
 
 from .. import cache, registry
+from ..bench import item_count
 from ..compiler.bundle import PANES
 from ..device import current_device, use
 from ..device import device as find_device
 from ..display.errors import format_error
-from ..errors import GpulabError, KernelTypeError, UserCodeError
+from ..errors import ArgumentError, GpulabError, KernelTypeError, UserCodeError
 from ..kernel import Kernel
 from . import formatters, session
 from .result import run_cell
@@ -35,12 +36,9 @@ __all__ = ["GpulabMagics", "load_ipython_extension"]
 
 def _count(text: str) -> int:
     try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{text!r} is not a number of items") from None
-    if value < 1 or value != int(value):
-        raise UsageError(f"{text!r} is not a positive whole number of items")
-    return int(value)
+        return item_count(text, "a number of items")
+    except ArgumentError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _sizes(text: str) -> list[int]:

@@ -1,6 +1,7 @@
 """Crashes and unclear errors 9-10: a gpulab error that says what is wrong, never a raw internal exception."""
 
 import linecache
+import re
 
 import numpy as np
 import pytest
@@ -121,3 +122,55 @@ def test_every_error_on_the_way_is_a_gpulab_error():
         fn = _function(f"def f(x):\n    {body}\n", "f")
         with pytest.raises(GpulabError):
             gpulab.Kernel(fn)
+
+
+# --- %%gpukernel and gpulab.bench arguments: which value is wrong, and what to give -----
+MAGIC_CELL = "%%gpukernel reduce --target sm_90 {}\ndef add(a: i32, b: i32) -> i32:\n    return a + b\n"
+
+
+@pytest.fixture(scope="module")
+def shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    for line in ("%load_ext gpulab", "from gpulab import i32"):
+        assert shell.run_cell(line, store_history=False).success
+    return shell
+
+
+def _magic_error(shell, options: str) -> str:
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as captured:
+        result = shell.run_cell(MAGIC_CELL.format(options), store_history=False)
+    assert result.error_in_exec is None or "UsageError" in type(result.error_in_exec).__name__, result.error_in_exec
+    return captured.stderr + captured.stdout
+
+
+@pytest.mark.parametrize("options, needle", [
+    ("--run inf", "a number of items must be a whole, positive, finite count (such as 1e6), not 'inf'"),
+    ("--run 1e309", "finite count (such as 1e6), not '1e309'"),
+    ("--bench 1e3,inf", "not 'inf'"),
+    ("--run 2.5", "whole, positive, finite count"),
+    ("--run ten", "must be a count (such as 1e6), not 'ten'"),
+    ("--run 1e12", "1,000,000,000,000 items (int32) need about"),  # a MemoryError for 7 TiB before
+])
+def test_magic_arguments_say_which_value_is_wrong(shell, options, needle):
+    said = _magic_error(shell, options)
+    assert needle in said and "Traceback" not in said, said
+
+
+@pytest.mark.parametrize("sizes, needle", [
+    ([float("inf")], "each of sizes must be a whole, positive, finite count"),
+    ([1e309], "not inf"),
+    ([0], "not 0"),
+    ([10**12], "1,000,000,000,000 items (int32) need about"),
+])
+def test_bench_sizes_say_which_value_is_wrong(sizes, needle):
+    from gpulab.errors import ArgumentError
+
+    def add(a: gpulab.i32, b: gpulab.i32) -> gpulab.i32:
+        return a + b
+
+    with pytest.raises(ArgumentError, match=re.escape(needle)):
+        gpulab.bench(add, "reduce", sizes, devices=["host"])
