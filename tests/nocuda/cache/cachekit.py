@@ -76,26 +76,6 @@ def get(cache: BuildCache, key: str = KEY, build=fail_build) -> Artifact:
     return cache.get_or_build(key, build, encode=encode, decode=decode)
 
 
-def run_threads(count: int, target) -> list:
-    """Run ``target()`` in ``count`` threads released together; return results or exceptions."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def worker(index: int) -> None:
-        barrier.wait()
-        try:
-            results[index] = target()
-        except BaseException as exc:  # noqa: BLE001 - collected for the test to inspect
-            results[index] = exc
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
-
-
 def cache_warnings(record) -> list[str]:
     return [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
 

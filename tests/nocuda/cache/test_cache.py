@@ -12,7 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from cachekit import KEY, OTHER, REPO, Artifact, Builder, cache_warnings, decode, encode, get, make_artifact, run_threads
+from cachekit import KEY, OTHER, REPO, Artifact, Builder, cache_warnings, decode, encode, get, make_artifact
+from threads import run_threads
 
 import gpulab.cache as cache_mod
 from gpulab.cache import BuildCache, CacheInfo, CacheWarning

@@ -6,7 +6,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from cachekit import Builder, get, make_artifact, run_threads
+from cachekit import Builder, get, make_artifact
+from threads import run_threads
 
 from gpulab.cache import BuildCache
 from gpulab.cache.buildcache import DEFAULT_MEMORY_ENTRIES
