@@ -80,6 +80,14 @@ class KernelTypeError(UserCodeError, TypeError):
     """An element type is missing, unknown or unsupported."""
 
 
+class ConversionError(KernelTypeError, ValueError):
+    """A value a call passes (an array, ``out=``, ``initial=``, an iota) is not exactly of the kernel's type.
+
+    gpulab converts only what keeps every value (docs/conversion.md); the
+    message says how to convert the rest.
+    """
+
+
 class ImpureKernelError(UserCodeError):
     """The function does something a kernel may not (I/O, mutation, unknown calls)."""
 

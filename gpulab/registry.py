@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
 
+from .errors import KernelTypeError
+from .types import element_type
+
 __all__ = ["OperatorCall", "Primitive", "PRIMITIVES", "primitive"]
 
 
@@ -124,6 +127,38 @@ class Primitive:
         """A digest of the record and its template (part of every build key of this primitive; read once)."""
         fields = {name: value for name, value in vars(self).items() if name not in ("plan", "host")}
         return hashlib.sha256((repr(sorted(fields.items())) + self.template_text()).encode()).hexdigest()[:16]
+
+    def operator_problem(self, name: str, count: int, args=None, result=None) -> str | None:
+        """Why function ``name`` of ``count`` parameters (of element types ``args``, returning ``result``,
+        where known) cannot be this primitive's operator; ``None`` when it can. Host and build ask alike."""
+        low, high = self.arity
+        if not low <= count <= high or (self.same_types and args is not None and len(set(args)) > 1):
+            found = ", ".join(t.name for t in args) if args is not None else f"{count} parameter(s)"
+            return f"{self.name} takes {self.takes}; `{name}` takes ({found})"
+        if self.result == "input" and result is not None and args and result != args[0]:
+            return f"{self.name}'s operator must return its input type {args[0].name}, not {result.name}"
+        return None
+
+    def stored_result(self, args, result=None):
+        """The element type the kernel stores the operator's result as: ``result`` (declared, or ``None`` for
+        numba's) for a map, the input type for a fold, bool for a test."""
+        if self.result == "input":
+            return args[0]
+        if self.result == "bool":
+            return element_type("bool")
+        return result
+
+    def check_operator(self, kernel, args, result=None) -> None:
+        """Refuse ``kernel`` for parameters of types ``args`` returning ``result``: see :meth:`operator_problem`.
+
+        Raises
+        ------
+        KernelTypeError
+            At the kernel's ``def`` line, saying what the primitive takes.
+        """
+        problem = self.operator_problem(kernel.name, len(args), args, result)
+        if problem is not None:
+            raise KernelTypeError(problem, kernel.location())
 
     def call_arguments(self, arrays, initial=None) -> tuple:
         """What a plan or the host runner takes after the function: ``(*arrays, initial)``.

@@ -3,7 +3,10 @@
 ``kernels()`` draws the source of a two-input map kernel ``f(a: T, b: T) -> T``
 (sometimes with a mistake a user could make: a string, an undefined name, an
 impure call) and ``define`` turns it into a function whose source numba and
-gpulab can read, as a notebook cell's is.
+gpulab can read, as a notebook cell's is. ``accepted_by_both`` holds the host
+and the device to one rule: both accept a kernel, or both refuse it with the
+same gpulab error. ``FUZZ`` runs without shrinking (a failure prints its
+kernel's source), so a GPU run never spends minutes minimising one.
 """
 
 from __future__ import annotations
@@ -12,11 +15,17 @@ import functools
 import hashlib
 import linecache
 import math
+import warnings
 
 import numpy as np
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 import gpulab
+from gpulab.errors import GpulabError
+
+FUZZ = settings(max_examples=30, deadline=None, derandomize=True, database=None,
+                phases=[Phase.explicit, Phase.generate], suppress_health_check=[HealthCheck.too_slow])
 
 TYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "bool": np.bool_}
 INTEGRAL = ("i32", "i64", "u8", "bool")
@@ -89,3 +98,24 @@ def inputs(type_name: str, n: int = 64, seed: int = 0) -> tuple[np.ndarray, np.n
         return values.astype(dtype), rng.permutation(values).astype(dtype)
     values = np.concatenate([[0.0, -0.0, 1.0, -2.5], rng.normal(0, 10, n - 4)]).astype(dtype)
     return values, rng.permutation(values)
+
+
+def accepted_by_both(source: str, on_host, on_device):
+    """Run ``on_host()`` then ``on_device()``; both must succeed, or both raise the same gpulab error class.
+
+    Returns the host's result (``None`` when both refused). Anything else a
+    call raises is not a gpulab error and fails the test as it is. NumPy's
+    'divide by zero' warnings are ignored: the value is the result.
+    """
+    outcomes = []
+    for attempt in (on_host, on_device):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                outcomes.append((attempt(), None))
+        except GpulabError as exc:
+            outcomes.append((None, exc))
+    (result, host_error), (_, device_error) = outcomes
+    assert type(host_error) is type(device_error), (
+        f"the host and the device disagree on\n{source}\nhost: {host_error!r}\ndevice: {device_error!r}")
+    return result

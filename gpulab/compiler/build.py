@@ -189,11 +189,8 @@ def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo
     kernel = as_kernel(fn)
     signature = kernel.signature(types)
     inputs, result = signature.args, signature.result
-    _check_operator(record, kernel, inputs, result)
-    if record.result == "input":
-        result = inputs[0]
-    elif record.result == "bool":
-        result = element_type(np.bool_)
+    record.check_operator(kernel, inputs, result)
+    result = record.stored_result(inputs, result)
     uniforms = tuple(zip(kernel.uniforms, kernel.uniform_types()))
     arrays = tuple(zip(kernel.arrays, kernel.array_types()))
     specs = _mapped_specs(record, kernel, inputs, mapped)
@@ -219,17 +216,6 @@ def _mapped_specs(record: registry.Primitive, kernel: Kernel, inputs, mapped) ->
                                   f"takes {wanted.name}: declare `{shape.kernel.name}` -> {wanted.name}",
                                   kernel.location())
     return tuple(mapped_spec(shape) if shape is not None else None for shape in shapes)
-
-
-def _check_operator(record: registry.Primitive, kernel: Kernel, inputs, result):
-    """Refuse a function the primitive cannot call: its number of inputs, their types, its result type."""
-    low, high = record.arity
-    if not low <= len(inputs) <= high or (record.same_types and len(set(inputs)) > 1):
-        raise KernelTypeError(f"{record.name} takes {record.takes}; `{kernel.name}` takes "
-                              f"({', '.join(t.name for t in inputs)})", kernel.location())
-    if record.result == "input" and result is not None and result != inputs[0]:
-        raise KernelTypeError(f"{record.name}'s operator must return its input type {inputs[0].name}, "
-                              f"not {result.name}", kernel.location())
 
 
 def run_pipeline(spec: BuildSpec) -> Build:

@@ -8,6 +8,11 @@ every element type, records included; after link-time optimisation they
 vanish. A captured array comes as a pointer to its ``struct CapturedK`` and
 ``bounds`` points at where a read out of bounds is recorded
 (:mod:`gpulab.compiler.reads`).
+
+The host backend types the very same wrapper with :func:`check` before it
+runs a kernel, so a kernel numba-cuda refuses (``min(bool, int)``, a tuple
+result) is refused on both with the same :class:`FrontendError`, and a map
+stores the type the device stores.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ DEVICE_EQUIVALENTS = {
 }
 """NumPy ufuncs numba-cuda does not lower, and the math function of the same result type it does."""
 WRAPPER_FILENAME = "<gpulab-operator-wrapper>"
+TYPING_CC = (7, 5)
+"""The compute capability :func:`check` types for: the oldest gpulab compiles for (``compiler/target.py``);
+numba-cuda types a function alike for every one from 5.3 (float16) on."""
 _LOCK = threading.RLock()
 
 
@@ -105,25 +113,17 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
     FrontendError
         When numba cannot type or lower the function; points at the user's line.
     """
-    from numba import types as nbtypes
     from numba.cuda import compile as numba_compile
     from numba.cuda import compile_all
 
     with _LOCK, compiling_for(target.cc, fma=options.fma), warnings.catch_warnings():
         fix_debuginfo_flags()
-        user = _device_function(kernel, readers=reads.device_readers(options.boundscheck), first_array=first_array)
-        inferred: list = []
-        loads = [_load(t.numba) for t in (*arg_types, *uniform_types)] + [reads.array_loader(a) for a in array_types]
-        wrapper = _wrapper(name, len(arg_types), len(uniform_types), len(array_types), loads,
-                           result.numba if result else None, inferred, user)
-        pointers = 1 + len(arg_types) + len(uniform_types) + len(array_types) + bool(array_types)
-        signature = nbtypes.void(*([nbtypes.voidptr] * pointers))
+        _quiet_about_lambdas()
+        wrapper, signature, inferred = _operator_function(kernel, arg_types, uniform_types, array_types, result,
+                                                          name, options.boundscheck, first_array)
         common = dict(device=True, abi="c", abi_info={"abi_name": name},
                       cc=target.cc, lineinfo=options.lineinfo)
         try:
-            # A lambda's regenerated function has no `def` line for numba to find;
-            # it still compiles, only without Python line info.
-            warnings.filterwarnings("ignore", message="Could not find source for function")
             ptx, _ = numba_compile(wrapper, signature, output="ptx", **common)
             # Libraries come as LTO-IR only: numba's NVRTC step needs a driver for PTX.
             ltoir, *libraries = compile_all(wrapper, signature, output="ltoir", **common)[0]
@@ -134,6 +134,53 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
     return Operator(ptx=Artifact("ptx", ptx.encode(), label), ltoir=Artifact("ltoir", ltoir, label),
                     result=stored, libraries=tuple(Artifact("ltoir", _ltoir_of(library, kernel), f"library{i}")
                                                    for i, library in enumerate(libraries)))
+
+
+def check(kernel, arg_types, uniform_types, *, result=None, array_types=()) -> ElementType:
+    """Type and lower ``kernel``'s operator as :func:`compile_operator` does, generating no code; return the
+    type it stores.
+
+    This is the rule of which programs gpulab accepts: the host backend calls
+    it before it runs a kernel, so it refuses what a device build refuses.
+
+    Raises
+    ------
+    FrontendError
+        When numba-cuda cannot type or lower the function, at the user's line.
+    KernelTypeError
+        When it returns something that is not an element type (a tuple).
+    """
+    from numba.cuda.compiler import compile_cuda
+
+    with _LOCK, compiling_for(TYPING_CC, fma=True), warnings.catch_warnings():
+        _quiet_about_lambdas()
+        wrapper, signature, inferred = _operator_function(kernel, arg_types, uniform_types, array_types, result,
+                                                          OP_NAME, True, 0)
+        try:
+            compile_cuda(wrapper, signature.return_type, signature.args, cc=TYPING_CC, abi="c",
+                         abi_info={"abi_name": OP_NAME})
+        except Exception as exc:  # numba raises many classes; all mean "your function"
+            raise _frontend_error(kernel, exc) from None
+    return result or _element_type_of(inferred[0], kernel)
+
+
+def _quiet_about_lambdas() -> None:
+    """Inside ``warnings.catch_warnings()``: a lambda's regenerated function has no ``def`` line for numba
+    to find; it still compiles, only without Python line info."""
+    warnings.filterwarnings("ignore", message="Could not find source for function")
+
+
+def _operator_function(kernel, arg_types, uniform_types, array_types, result, name, boundscheck, first_array):
+    """The wrapper ``name`` of ``kernel``, its numba signature, and a list that typing fills with the stored type."""
+    from numba import types as nbtypes
+
+    user = _device_function(kernel, readers=reads.device_readers(boundscheck), first_array=first_array)
+    inferred: list = []
+    loads = [_load(t.numba) for t in (*arg_types, *uniform_types)] + [reads.array_loader(a) for a in array_types]
+    wrapper = _wrapper(name, len(arg_types), len(uniform_types), len(array_types), loads,
+                       result.numba if result else None, inferred, user)
+    pointers = 1 + len(arg_types) + len(uniform_types) + len(array_types) + bool(array_types)
+    return wrapper, nbtypes.void(*([nbtypes.voidptr] * pointers)), inferred
 
 
 def _ltoir_of(library, kernel) -> bytes:

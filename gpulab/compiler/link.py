@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
-from ..errors import LinkError, ToolkitNotFoundError
+from ..errors import GpulabWarning, LinkError, ToolkitNotFoundError
 from .artifacts import Artifact
 from .target import Target
+
+NVVM_SYMBOL_BUG = "Symbol name with unsupported characters"
+"""What nvJitLink 13.0's optimizer (NVVM at -opt=2 and 3) says about some valid operators, a u8 map
+found by the fuzz test among them (tests/nocuda/security/test_fuzz_refusals.py); at -opt=1 they link."""
+FALLBACK_OPT = "-Xnvvm=-opt=1"
 
 
 @dataclass(frozen=True)
@@ -109,8 +115,7 @@ def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool
     if kernel.kind == "ltoir":
         # Optimise once to the whole kernel's PTX (which the view shows), then
         # assemble that PTX: the same steps nvJitLink takes inside one LTO link.
-        ptx, _ = _run(options + ["-lto", "-ptx", f"-fma={int(fma)}"], [kernel, operator, *more, *libraries],
-                      want_ptx=True)
+        ptx = _optimise(options + ["-lto", "-ptx", f"-fma={int(fma)}"], [kernel, operator, *more, *libraries])
         inputs = [Artifact("ptx", ptx.encode(), "kernel")]
     else:
         ptx = "\n".join(code.text for code in (kernel, operator, *more))
@@ -118,3 +123,20 @@ def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool
         options += ["-lto"] if libraries else []
     cubin, info = _run(options + [f"-Xptxas=--fmad={'true' if fma else 'false'}"], inputs, want_ptx=False)
     return Linked(cubin=cubin, ptx=ptx, info_log=info)
+
+
+def _optimise(options: list[str], inputs: list[Artifact]) -> str:
+    """The whole kernel's PTX after link-time optimisation; at ``-opt=1`` where NVVM's own bug refuses -opt=3.
+
+    A program the host accepts must not be refused for the optimiser's fault;
+    the fallback warns, since the operator then stays a called function.
+    """
+    try:
+        return _run(options, inputs, want_ptx=True)[0]
+    except LinkError as exc:
+        if NVVM_SYMBOL_BUG not in exc.log:
+            raise
+    warnings.warn(f"nvJitLink's optimiser refused this operator ({NVVM_SYMBOL_BUG!r}, an NVVM bug), so it is "
+                  f"linked with {FALLBACK_OPT}: it works, but stays a called function (CALL in the SASS)",
+                  GpulabWarning, stacklevel=2)
+    return _run(options + [FALLBACK_OPT], inputs, want_ptx=True)[0]

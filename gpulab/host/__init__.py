@@ -19,29 +19,35 @@ def host_map(fn, *xs, out=None):
     Parameters
     ----------
     fn : function or Kernel
-        A pure function of one item of each input. Its declared parameter
-        types (annotations or ``types=``) cast the inputs; without them the
-        inputs' own types are used.
+        A pure function of one item of each input (1 to 3 inputs). Without
+        declared parameter types (annotations or ``types=``) the inputs' own
+        types are used.
     *xs : array_like or Iota
-        Inputs of equal length; N-d and strided arrays give their items in C order.
+        Inputs of equal length; N-d and strided arrays give their items in C
+        order. Arrays must hold the declared types; Python values are
+        converted only exactly (:mod:`gpulab.conversion`).
     out : numpy.ndarray, optional
-        Where to write the results (its own shape and type).
+        Where to write the results (its own shape; exactly the result type).
 
     Returns
     -------
     numpy.ndarray
-        1-D, of the declared result type, else the type numba infers for
-        ``fn`` (NumPy's type for the values when numba cannot compile it).
+        1-D, of the declared result type, else the type numba-cuda infers for
+        ``fn`` (as the device stores).
 
     Raises
     ------
     LengthMismatchError
         When the inputs (or ``out``) hold different numbers of items.
+    ConversionError
+        When an input or ``out`` is not of the kernel's type (see :mod:`gpulab.conversion`).
+    FrontendError
+        When numba-cuda cannot type ``fn`` for these types: the device would refuse it too.
     """
     return run.run_map(fn, *xs, out=out)
 
 
-def host_reduce(fn, xs, initial):
+def host_reduce(fn, xs, initial, *, out=None):
     """``functools.reduce(fn, xs, initial)``, left to right.
 
     Parameters
@@ -51,17 +57,21 @@ def host_reduce(fn, xs, initial):
     xs : array_like or Iota
         The items (C order).
     initial : scalar or tuple
-        The result for an empty input (a tuple for a record type).
+        The result for an empty input (a tuple for a record type), converted
+        to the element type only exactly (``0.5`` into int32 is refused).
+    out : numpy.ndarray, optional
+        A one-item array of exactly the element type to write the result to.
 
     Returns
     -------
     numpy.ndarray
-        0-d, of the element type (``fn``'s first declared parameter type, else ``xs``'s).
+        0-d, of the element type (``fn``'s first declared parameter type, else ``xs``'s);
+        ``out`` when given.
     """
-    return run.run_reduce(fn, xs, initial)
+    return run.run_reduce(fn, xs, initial, out=out)
 
 
-def host_scan(fn, xs, initial=None, exclusive=False):
+def host_scan(fn, xs, initial=None, exclusive=False, *, out=None):
     """Prefix folds: item i folds ``initial`` (when given) and ``xs[0..i]``.
 
     Parameters
@@ -71,21 +81,23 @@ def host_scan(fn, xs, initial=None, exclusive=False):
     xs : array_like or Iota
         The items (C order).
     initial : scalar or tuple, optional
-        Folded first; required when ``exclusive``.
+        Folded first; required when ``exclusive``; converted only exactly.
     exclusive : bool
         Item 0 is ``initial`` and item i folds ``initial`` and ``xs[0..i-1]``.
+    out : numpy.ndarray, optional
+        As many items as ``xs``, of exactly the element type, to write the result to.
 
     Returns
     -------
     numpy.ndarray
-        As many items as ``xs``, of the element type.
+        As many items as ``xs``, of the element type; ``out`` when given.
 
     Raises
     ------
     KernelTypeError
         When ``exclusive`` is set without ``initial``.
     """
-    return run.run_scan(fn, xs, initial, exclusive)
+    return run.run_scan(fn, xs, initial, exclusive, out=out)
 
 
 def host_filter(fn, xs):

@@ -3,9 +3,12 @@
 Each primitive visits items left to right exactly as its plain Python
 definition does (a list comprehension, ``functools.reduce``,
 ``itertools.accumulate``), storing every step in the element type as a
-device would. Both the operator and the loop are compiled by numba for the
-CPU; when numba cannot compile them (float16 arithmetic, say) the same loop
-runs in the interpreter.
+device would. A kernel is first typed as the device types it
+(:func:`gpulab.compiler.frontend.check`), so the host refuses what the device
+refuses and stores what it stores; inputs, ``out=`` and ``initial=`` follow
+:mod:`gpulab.conversion`, as on a device. Both the operator and the loop are
+compiled by numba for the CPU; when numba cannot compile them (float16
+arithmetic, say) the same loop runs in the interpreter.
 """
 
 from __future__ import annotations
@@ -19,14 +22,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import captures, registry
+from .. import captures, conversion, registry
+from ..compiler.frontend import check
 from ..errors import GpulabError, HostArrayError, KernelRuntimeError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
 from ..mapped import Mapped
 from ..kernel import Kernel, Signature, as_kernel
 from ..lru import LRU
 from ..progress import Progress
-from ..purity import is_scalar
 from ..types import ElementType, element_type
 
 log = logging.getLogger(__name__)
@@ -55,18 +58,19 @@ class HostOperator:
         The checked kernel.
     python : function
         The kernel with its uniforms as trailing parameters, for the interpreter.
+    result : ElementType
+        What the operator's result is stored as: the declared type, else the one
+        numba-cuda infers (as on the device).
     compiled : numba dispatcher or None
         The same function compiled by numba; ``None`` when numba cannot.
-    returns : numba type or None
-        What ``compiled`` returns.
     interpreted_loops : set of str
         Loops numba could not compile around this operator: they run in the interpreter.
     """
 
     kernel: Kernel
     python: object
+    result: ElementType
     compiled: object = None
-    returns: object = None
     interpreted_loops: set = field(default_factory=set)
 
 
@@ -95,6 +99,8 @@ def operator_for(kernel: Kernel, signature: Signature) -> tuple[HostOperator, tu
     ------
     HostArrayError
         When a captured array lives on a device.
+    FrontendError, KernelTypeError
+        When the device would refuse the kernel for these types (numba-cuda cannot type it).
     """
     types, values = kernel.uniform_arguments()
     array_types = kernel.array_types()
@@ -115,6 +121,7 @@ def _captured(kernel: Kernel):
 def _build(kernel: Kernel, signature: Signature, uniform_types, array_types) -> HostOperator:
     import numba
 
+    result = check(kernel, signature.args, uniform_types, result=signature.result, array_types=array_types)
     python = kernel.python_function()
     try:
         argument_types = tuple(t.numba for t in (*signature.args, *uniform_types))
@@ -124,8 +131,8 @@ def _build(kernel: Kernel, signature: Signature, uniform_types, array_types) -> 
         compiled.compile(argument_types)
     except not_compilable() as exc:
         log.debug("numba cannot compile `%s` for %s; it runs in the interpreter: %s", kernel.name, signature, exc)
-        return HostOperator(kernel, python)
-    return HostOperator(kernel, python, compiled, compiled.overloads[argument_types].signature.return_type)
+        return HostOperator(kernel, python, result)
+    return HostOperator(kernel, python, result, compiled)
 
 
 def _njit(function):
@@ -270,61 +277,89 @@ def map_loop(arity: int) -> Loop:
 
 
 # --- inputs ----------------------------------------------------------------------
-def flat_items(x) -> np.ndarray:
-    """Return ``x``'s items in C order as a 1-D array (an :class:`Iota`'s values for an iota, a
-    :class:`~gpulab.mapped.Mapped` input's as ``map`` of its function makes them)."""
+def element_of(x) -> ElementType:
+    """The element type of an input: an array's (native byte order), NumPy's for Python values, int64 for
+    iota, the function's result type for a mapped input."""
     if isinstance(x, Iota):
-        return np.arange(x.start, x.start + x.size, dtype=Iota.dtype)
-    if isinstance(x, Mapped):
-        return run_map(x.kernel, *x.inputs)
-    return np.ravel(np.asarray(x), order="C")
+        return element_type(Iota.dtype)
+    dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+    return element_type(dtype.newbyteorder("="))
 
 
-def call_signature(kernel: Kernel, arrays, primitive: str, widen: bool) -> Signature:
-    """The kernel's declared signature, else the arrays' own (native byte order) element types.
+def call_signature(kernel: Kernel, xs, primitive: str) -> Signature:
+    """The kernel's declared signature, else the inputs' own element types, checked as a build checks them.
 
-    ``widen`` turns float16/32 and complex64 types into their 64-bit kinds.
+    ``xs`` holds one input per parameter (a fold passes its one input twice).
+    The result is what the device stores (:meth:`Primitive.stored_result`).
 
     Raises
     ------
     KernelTypeError
-        When the kernel takes another number of parameters than the primitive passes.
+        When the kernel takes another number of parameters than the primitive
+        passes, or the primitive cannot call it (:meth:`Primitive.check_operator`).
     """
     names = kernel.param_names
-    if len(names) != len(arrays):
-        raise KernelTypeError(f"{primitive} calls `{kernel.name}` with {len(arrays)} argument(s), but it takes "
+    if len(names) != len(xs):
+        raise KernelTypeError(f"{primitive} calls `{kernel.name}` with {len(xs)} argument(s), but it takes "
                               f"{len(names)} ({', '.join(names)})", kernel.location())
-    signature = kernel.declared or Signature(tuple(element_type(a.dtype.newbyteorder("=")) for a in arrays))
-    if not widen:
-        return signature
-    result = signature.result and _wide(signature.result)
-    return Signature(tuple(_wide(t) for t in signature.args), result)
+    declared = kernel.declared or Signature(tuple(element_of(x) for x in xs))
+    record = registry.primitive(primitive)
+    record.check_operator(kernel, declared.args, declared.result)
+    return Signature(declared.args, record.stored_result(declared.args, declared.result))
 
 
 def _wide(element: ElementType) -> ElementType:
     return element_type(WIDER.get(element.dtype.name, element.dtype))
 
 
+def widened(signature: Signature, widen: bool) -> Signature:
+    """``signature`` with float16/32 and complex64 turned into their 64-bit kinds when ``widen``."""
+    if not widen:
+        return signature
+    return Signature(tuple(_wide(t) for t in signature.args), signature.result and _wide(signature.result))
+
+
+def items(x, kernel: Kernel, element: ElementType, label: str, wide: ElementType) -> np.ndarray:
+    """Input ``x`` of ``kernel`` converted by :mod:`gpulab.conversion` to ``element``, then (exactly) to ``wide``;
+    a mapped input's items as ``map`` of its function makes them."""
+    if isinstance(x, Mapped):
+        x = run_map(x.kernel, *x.inputs)
+    return conversion.host_items(x, element, label, kernel.name).astype(wide.dtype, copy=False)
+
+
 class Prepared(NamedTuple):
-    """A fold's operator, uniforms, element type and input items (cast to the operator's item type)."""
+    """A fold's operator, uniforms, element type (widened or not), declared item type and input items."""
 
     operator: HostOperator
     uniforms: tuple
     element: ElementType
+    declared: ElementType
     items: np.ndarray
 
 
 def _prepare_fold(fn, xs, primitive: str, widen: bool) -> Prepared:
     kernel = as_kernel(fn)
-    array = flat_items(xs)
-    signature = call_signature(kernel, [array, array], primitive, widen)
+    conversion.refuse_iota(registry.primitive(primitive), [xs])
+    declared = call_signature(kernel, [xs, xs], primitive)
+    signature = widened(declared, widen)
     operator, uniforms = operator_for(kernel, signature)
-    return Prepared(operator, uniforms, signature.args[0], array.astype(signature.args[1].dtype, copy=False))
+    return Prepared(operator, uniforms, signature.args[0], declared.args[0],
+                    items(xs, kernel, declared.args[1], "input", signature.args[1]))
 
 
-def _carry(initial, element: ElementType) -> np.ndarray:
-    """A one-item array of ``element`` holding ``initial`` (a copy: the fold writes it)."""
-    return np.array(initial, dtype=element.dtype).reshape(1)
+def _carry(initial, prepared: Prepared) -> np.ndarray:
+    """A one-item array holding ``initial``, converted exactly to the declared item type (a copy: the fold
+    writes it)."""
+    return np.array(conversion.scalar(initial, prepared.declared), dtype=prepared.element.dtype).reshape(1)
+
+
+def _output(out, result: np.ndarray, primitive: str) -> np.ndarray:
+    """``result``, or ``out=`` holding it (checked by :func:`gpulab.conversion.check_output`)."""
+    if out is None:
+        return result
+    conversion.check_output(out, result.dtype, result.size, primitive)
+    out[...] = result.reshape(out.shape)
+    return out
 
 
 # --- primitives ------------------------------------------------------------------
@@ -333,112 +368,62 @@ def run_map(fn, *xs, out=None, widen: bool = False) -> np.ndarray:
     if not xs:
         raise KernelTypeError("map needs at least one input")
     kernel = as_kernel(fn)
-    arrays = [flat_items(x) for x in xs]
-    sizes = [a.size for a in arrays]
+    declared = call_signature(kernel, xs, "map")
+    signature = widened(declared, widen)
+    inputs = [items(x, kernel, want, f"input {i}", wide)
+              for i, (x, want, wide) in enumerate(zip(xs, declared.args, signature.args))]
+    sizes = [a.size for a in inputs]
     if len(set(sizes)) > 1:
         raise LengthMismatchError(f"map inputs must have equal lengths; got {sizes}")
-    signature = call_signature(kernel, arrays, "map", widen)
     operator, uniforms = operator_for(kernel, signature)
-    inputs = [a.astype(t.dtype, copy=False) for a, t in zip(arrays, signature.args)]
-    result = _map_items(kernel, operator, signature, inputs, uniforms)
-    return result if out is None else _write(out, result)
+    result = np.empty(inputs[0].size, operator.result.dtype)
+    map_loop(len(inputs)).run(operator, result, *inputs, uniforms)
+    return _output(out, result, "map")
 
 
-def _map_items(kernel, operator, signature, inputs, uniforms) -> np.ndarray:
-    loop = map_loop(len(inputs))
-    dtype = _map_result_type(kernel, operator, signature)
-    if dtype is not None:
-        result = np.empty(inputs[0].size, dtype)
-        loop.run(operator, result, *inputs, uniforms)
-        return result
-    values = np.empty(inputs[0].size, object)
-    interpret(operator, loop.python, values, *map(_interpretable, inputs), _interpretable(uniforms))
-    return _typed(values, signature, kernel)
-
-
-def _map_result_type(kernel, operator, signature) -> np.dtype | None:
-    """The declared result type, else numba's; ``None`` when neither is known (interpreted)."""
-    if signature.result is not None:
-        return signature.result.dtype
-    if operator.returns is None:
-        return None
-    from numba.np.numpy_support import as_dtype
-
-    try:
-        return element_type(as_dtype(operator.returns)).dtype
-    except (*not_compilable(), KernelTypeError):
-        raise KernelTypeError(f"`{kernel.name}` returns {operator.returns}, which is not an element type; "
-                              "return a number, a bool or a record", kernel.location()) from None
-
-
-def _typed(values: np.ndarray, signature: Signature, kernel: Kernel) -> np.ndarray:
-    """Interpreted results as an array of the type NumPy gives them (of the inputs' types when empty).
-
-    Raises
-    ------
-    KernelTypeError
-        When a result is not one value of an element type (a tuple, a string).
-    """
-    for index, value in enumerate(values):
-        if not (is_scalar(value) or isinstance(value, np.void)):
-            raise KernelTypeError(f"`{kernel.name}` returned {value!r} (a {type(value).__name__}) for item {index}; "
-                                  "a kernel returns one number, bool or record", kernel.location())
-    dtypes = {np.asarray(value).dtype for value in values} or {t.dtype for t in signature.args}
-    result = np.empty(values.size, functools.reduce(np.promote_types, dtypes))
-    result[...] = values
-    return result
-
-
-def _write(out, result: np.ndarray) -> np.ndarray:
-    if not isinstance(out, np.ndarray):
-        raise HostArrayError(f"out= must be a NumPy array on the host, not {type(out).__name__}")
-    if out.size != result.size:
-        raise LengthMismatchError(f"out= holds {out.size} items, but map makes {result.size}")
-    out[...] = result.reshape(out.shape)
-    return out
-
-
-def run_reduce(fn, xs, initial, *, widen: bool = False) -> np.ndarray:
+def run_reduce(fn, xs, initial, *, out=None, widen: bool = False) -> np.ndarray:
     """``functools.reduce(fn, xs, initial)`` (see :func:`gpulab.host.host_reduce`)."""
     if initial is None:
         raise KernelTypeError("reduce needs initial= (the result for an empty input)")
     prepared = _prepare_fold(fn, xs, "reduce", widen)
-    carry = _carry(initial, prepared.element)
+    carry = _carry(initial, prepared)
     FOLD.run(prepared.operator, prepared.items, carry, prepared.uniforms)
-    return carry.reshape(())
+    return _output(out, carry.reshape(()), "reduce")
 
 
-def run_scan(fn, xs, initial=None, exclusive: bool = False, *, widen: bool = False) -> np.ndarray:
+def run_scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, widen: bool = False) -> np.ndarray:
     """Prefix folds of ``xs`` (see :func:`gpulab.host.host_scan`)."""
     if exclusive and initial is None:
         raise KernelTypeError("an exclusive scan needs initial= (item 0 of the result is the initial value)")
-    operator, uniforms, element, items = _prepare_fold(fn, xs, "scan", widen)
-    out = np.empty(items.size, element.dtype)
-    if items.size == 0:
-        return out
+    prepared = _prepare_fold(fn, xs, "scan", widen)
+    operator, uniforms, element, _, values = prepared
+    result = np.empty(values.size, element.dtype)
+    if values.size == 0:
+        return _output(out, result, "scan")
     if initial is None:
-        out[:1] = items[:1]
-        carry, rest, first = out[:1].copy(), items[1:], 1
+        result[:1] = values[:1]
+        carry, rest, first = result[:1].copy(), values[1:], 1
     elif exclusive:
-        carry = _carry(initial, element)
-        out[:1] = carry
-        rest, first = items[:-1], 1
+        carry = _carry(initial, prepared)
+        result[:1] = carry
+        rest, first = values[:-1], 1
     else:
-        carry, rest, first = _carry(initial, element), items, 0
-    PREFIX_FOLD.run(operator, rest, out[first:], carry, uniforms)
-    return out
+        carry, rest, first = _carry(initial, prepared), values, 0
+    PREFIX_FOLD.run(operator, rest, result[first:], carry, uniforms)
+    return _output(out, result, "scan")
 
 
 def run_filter(fn, xs, *, widen: bool = False) -> np.ndarray:
     """``[x for x in xs if fn(x)]`` (see :func:`gpulab.host.host_filter`)."""
     kernel = as_kernel(fn)
-    array = flat_items(xs)
-    signature = call_signature(kernel, [array], "filter", widen)
+    conversion.refuse_iota(registry.primitive("filter"), [xs])
+    declared = call_signature(kernel, [xs], "filter")
+    signature = widened(declared, widen)
+    values = items(xs, kernel, declared.args[0], "input", signature.args[0])
     operator, uniforms = operator_for(kernel, signature)
-    items = array.astype(signature.args[0].dtype, copy=False)
-    keep = np.empty(items.size, np.bool_)
-    map_loop(1).run(operator, keep, items, uniforms)
-    return items[keep]
+    keep = np.empty(values.size, np.bool_)
+    map_loop(1).run(operator, keep, values, uniforms)
+    return values[keep]
 
 
 def float64_reference(primitive: str, fn, *args, **options) -> np.ndarray:

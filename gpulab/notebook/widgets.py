@@ -194,16 +194,9 @@ def primitive_choices(kernel) -> list[str]:
     if count == 1 and result is not None and result.dtype == np.bool_:
         return ["filter"]
 
-    def fits(record) -> bool:
-        if not record.arity[0] <= count <= record.arity[1]:
-            return False
-        if args is not None and record.same_types and len(set(args)) > 1:
-            return False
-        if record.result == "input" and result is not None and args is not None and result != args[0]:
-            return False
-        return record.result != "bool" or result is None
-
-    return [name for name, record in registry.PRIMITIVES.items() if fits(record)]
+    return [name for name, record in registry.PRIMITIVES.items()
+            if record.operator_problem(kernel.name, count, args, result) is None
+            and (record.result != "bool" or result is None)]
 
 
 def _type_order(name: str) -> int:

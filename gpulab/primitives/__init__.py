@@ -62,7 +62,7 @@ def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool 
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
-        return host.host_reduce(fn, xs, initial)
+        return host.host_reduce(fn, xs, initial, out=out)
     plan = plan_for(PRIMITIVES["reduce"], fn, [xs], target, **options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
@@ -76,7 +76,7 @@ def scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, device=None
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
-        return host.host_scan(fn, xs, initial, exclusive=exclusive)
+        return host.host_scan(fn, xs, initial, exclusive=exclusive, out=out)
     plan = plan_for(PRIMITIVES["scan"], fn, [xs], target, exclusive=bool(exclusive), **options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:

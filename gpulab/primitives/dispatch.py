@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import registry
+from ..conversion import refuse_iota, wrong_dtype
 from ..device import Device, current_device, devices, say_no_gpu
 from ..device import device as find_device
 from ..errors import HostArrayError, KernelTypeError, VerificationError, VerificationWarning
@@ -54,10 +55,8 @@ def element_types(kernel: Kernel, xs) -> tuple[ElementType, ...]:
     if len(declared) != len(found):
         raise KernelTypeError(f"`{kernel.name}` takes {len(declared)} input(s); {len(found)} given")
     for i, (want, have, x) in enumerate(zip(declared, found, xs)):
-        if want != have and not isinstance(x, Iota):
-            raise KernelTypeError(
-                f"input {i} holds {have.name}, but `{kernel.name}` takes {want.name}: convert it first "
-                f"(x.astype(np.{want.name})); device primitives never convert silently")
+        if want != have and not isinstance(x, Iota):  # an iota's range is checked where it is passed
+            raise wrong_dtype(f"input {i}", have.dtype, want.dtype, kernel.name)
     return declared
 
 
@@ -75,6 +74,7 @@ def operator_types(record: Primitive, kernel: Kernel, arrays) -> tuple[ElementTy
 def make_plan(record: Primitive, fn, arrays, device: Device, **options):
     """A new device plan of ``record`` for ``fn`` and arrays like ``arrays`` (what ``make_*`` return)."""
     kernel = as_kernel(fn)
+    refuse_iota(record, arrays)
     if "iota" in record.options:
         options["iota"] = tuple(isinstance(x, Iota) for x in arrays)
     if any(isinstance(x, Mapped) for x in arrays):

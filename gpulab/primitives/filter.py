@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import LengthMismatchError
 from ..runtime.arrays import array_fields, empty
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
@@ -55,10 +56,10 @@ class FilterPlan(LookBackPlan):
         out_pointer, out_inner_size, out_inner_stride, out_outer_stride, out_size, out_extent = array_fields(
             out, dtype, "output")
         if out_size != n:
-            raise ValueError(f"the output has {out_size} items; this call needs {n}")
+            raise LengthMismatchError(f"the output has {out_size} items; this call needs {n}")
         kept_pointer, _, _, _, kept_size, _ = array_fields(kept, KEPT_DTYPE, "kept count")
         if kept_size != 1:
-            raise ValueError(f"the kept count has {kept_size} items; it needs 1")
+            raise LengthMismatchError(f"the kept count has {kept_size} items; it needs 1")
         prepared = self.prepared(index_bits_of(max(extent, out_extent)), uniform_values)
         if n == 0:
             kept.fill(0)

@@ -48,7 +48,7 @@ class MapPlan(DevicePlan):
             out = empty(n, result)
         pointer, inner_size, inner_stride, outer_stride, size, reach = array_fields(out, result, "output")
         if size != n:
-            raise ValueError(f"the output has {size} items; this call needs {n}")
+            raise LengthMismatchError(f"the output has {size} items; this call needs {n}")
         if index_bits_of(max(extent, reach, n)) == 64:
             prepared = self.prepared(64, uniform_values)
         if n == 0:

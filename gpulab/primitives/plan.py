@@ -187,6 +187,7 @@ class DevicePlan:
         if kind == "iota":
             if not isinstance(x, Iota):
                 raise KernelTypeError(f"this {self.primitive} was made for gpulab.iota as {label}; pass an iota there")
+            check_iota(x, self._input_dtypes[position] if dtype is None else dtype, label)
             return (x.start,), x.size, 0
         if not isinstance(x, Mapped) or x.shape != kind:
             raise KernelTypeError(f"this {self.primitive} was made for gpulab.mapped({kind.kernel.name}, ...) as "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..conversion import scalar
+from ..errors import LengthMismatchError
 from ..runtime.arrays import array_fields, device_array, empty
 from ..runtime.module import launch, value_fields
 from ..runtime.scratch import StreamScratch
@@ -43,13 +45,13 @@ class ReducePlan(DevicePlan):
         dtype = self.element.dtype
         uniform_values = self.uniform_values()
         fields, n, extent = self.input_fields(xs, 0, uniform_values)
-        initial_fields = self._initial_fields(initial)
+        initial_fields = self._initial_fields(scalar(initial, self.element))
         prepared = self.prepared(index_bits_of(extent), uniform_values)
         if out is None:
             out = empty((), dtype)
         out_pointer, _, _, _, out_size, _ = array_fields(out, dtype, "output")
         if out_size != 1:
-            raise ValueError(f"the output has {out_size} items; this call needs 1")
+            raise LengthMismatchError(f"the output has {out_size} items; this call needs 1")
         handle = stream_handle(stream)
         blocks = self.blocks(n, prepared)
         partials = finished = 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KernelTypeError
+from ..conversion import scalar
+from ..errors import KernelTypeError, LengthMismatchError
 from ..runtime.arrays import array_fields, empty
 from ..runtime.module import launch, value_fields
 from ..runtime.streams import stream_handle
@@ -36,13 +37,13 @@ class ScanPlan(LookBackPlan):
         dtype = self.element.dtype
         uniform_values = self.uniform_values()
         fields, n, extent = self.input_fields(xs, 0, uniform_values)
-        initial_fields = self._initial_fields(initial if initial is not None else self._zero)
+        initial_fields = self._initial_fields(scalar(initial, self.element) if initial is not None else self._zero)
         if out is None:
             out = empty(n, dtype)
         out_pointer, out_inner_size, out_inner_stride, out_outer_stride, out_size, out_extent = array_fields(
             out, dtype, "output")
         if out_size != n:
-            raise ValueError(f"the output has {out_size} items; this call needs {n}")
+            raise LengthMismatchError(f"the output has {out_size} items; this call needs {n}")
         prepared = self.prepared(index_bits_of(max(extent, out_extent)), uniform_values)
         if n == 0:
             return out

@@ -14,7 +14,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..captures import is_device_array
-from ..errors import HostArrayError, KernelTypeError
+from ..conversion import wrong_dtype
+from ..errors import HostArrayError
 
 
 class Layout(NamedTuple):
@@ -99,7 +100,7 @@ def array_fields(x, dtype: np.dtype, name: str) -> tuple[int, int, int, int, int
 
     Raises
     ------
-    KernelTypeError
+    ConversionError
         When ``x`` holds another element type: the kernel would read the wrong bytes.
     HostArrayError
         When ``x`` lives in host memory.
@@ -123,13 +124,6 @@ def empty(shape, dtype: np.dtype):
     import cupy
 
     return cupy.ndarray(shape, dtype)
-
-
-def wrong_dtype(name: str, found: np.dtype, expected: np.dtype) -> KernelTypeError:
-    """The error for an array of the wrong element type."""
-    return KernelTypeError(
-        f"the {name} holds {found}, but this kernel was built for {np.dtype(expected)}: convert it "
-        f"(x.astype(...)) or allocate it with that dtype; device primitives never convert silently")
 
 
 def _know_cupy(cupy) -> None:

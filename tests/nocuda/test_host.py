@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpulab
-from gpulab.errors import GpulabError, HostArrayError, KernelTypeError, LengthMismatchError
+from gpulab.errors import ConversionError, GpulabError, HostArrayError, KernelTypeError, LengthMismatchError
 from gpulab.host import compare, run, float64_reference, host_filter, host_map, host_reduce, host_scan
 from gpulab.iota import Iota, iota
 from gpulab.kernel import Signature, as_kernel
@@ -195,15 +195,17 @@ def test_map_result_type_is_numbas():
     assert host_map(int_keep, np.arange(4)).dtype == np.bool_
 
 
-def test_declared_types_cast_inputs_and_result():
+def test_declared_types_take_arrays_of_that_type_and_python_values_that_fit():
     @gpulab.kernel
     def halve(x: gpulab.f32) -> gpulab.f32:
         return x * 0.5
 
-    result = host_map(halve, np.arange(5, dtype=np.int64))
+    with pytest.raises(ConversionError, match=r"input 0 holds int64, but `halve` takes float32.*astype\(np.float32\)"):
+        host_map(halve, np.arange(5, dtype=np.int64))  # the device refuses it too: arrays are never converted
+    result = host_map(halve, [0, 1, 2, 3, 4])  # Python values that float32 holds exactly
     assert result.dtype == np.float32
     np.testing.assert_array_equal(result, np.arange(5) * 0.5)
-    assert host_reduce(gpulab.kernel(float_add, types="f32, f32"), np.ones(3), 0).dtype == np.float32
+    assert host_reduce(gpulab.kernel(float_add, types="f32, f32"), np.ones(3, np.float32), 0).dtype == np.float32
 
 
 def test_several_inputs_and_out():
@@ -235,7 +237,8 @@ def test_iota_input():
     assert isinstance(indices, Iota) and len(indices) == 5
     np.testing.assert_array_equal(host_map(int_map, indices), [10, 13, 16, 19, 22])
     np.testing.assert_array_equal(host_map(float_add, indices, np.ones(5)), [4, 5, 6, 7, 8])
-    assert host_reduce(int_add, iota(100), 0) == 4950
+    with pytest.raises(ConversionError, match="iota is an input of map only.*np.arange"):
+        host_reduce(int_add, iota(100), 0)  # as on a device, whose reduce reads arrays
     with pytest.raises(ValueError):
         iota(-1)
 
@@ -247,7 +250,8 @@ def test_interpreted_fallback_for_float16_is_silent_and_in_order(caplog):
         mapped = host_map(float_map, values)
         reduced = host_reduce(float_add, values, 0)
         scanned = host_scan(float_add, values, 0, exclusive=True)
-    assert mapped.dtype == reduced.dtype == scanned.dtype == np.float16
+    assert reduced.dtype == scanned.dtype == np.float16
+    assert mapped.dtype == np.float64  # `x * 0.5` is float64 in numba-cuda: the host stores what the device does
     np.testing.assert_array_equal(mapped, [float_map(x) for x in values])
     assert reduced == python_reduce(float_add, values, 0)
     np.testing.assert_array_equal(scanned, python_scan(float_add, values, 0, exclusive=True))
@@ -275,7 +279,7 @@ def test_operator_is_compiled_by_numba():
     host_reduce(float_add, np.ones(3, np.float32), 0)
     f32 = gpulab.element_type(np.float32)
     operators = len(run.OPERATORS)
-    operator, _ = run.operator_for(as_kernel(float_add), Signature((f32, f32)))
+    operator, _ = run.operator_for(as_kernel(float_add), Signature((f32, f32), f32))  # a fold stores its type
     assert len(run.OPERATORS) == operators  # the reduce above made it
     assert operator.compiled is not None and not operator.interpreted_loops
 

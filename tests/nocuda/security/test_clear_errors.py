@@ -154,6 +154,9 @@ def _magic_error(shell, options: str) -> str:
     ("--run 2.5", "whole, positive, finite count"),
     ("--run ten", "must be a count (such as 1e6), not 'ten'"),
     ("--run 1e12", "1,000,000,000,000 items (int32) need about"),  # a MemoryError for 7 TiB before
+    ("--initial 'abc' --run 10", "initial='abc' is a str, not a number"),
+    ("--initial 0.5 --run 10", "initial=0.5 is not exactly an int32"),
+    ("--initial [0,1] --run 10", "initial= must be one int32 value, not a list"),
 ])
 def test_magic_arguments_say_which_value_is_wrong(shell, options, needle):
     said = _magic_error(shell, options)
