@@ -15,7 +15,7 @@ from gpulab.host import compare
 pytestmark = pytest.mark.gpu
 
 
-@settings(FUZZ, max_examples=25)
+@settings(FUZZ, max_examples=20)
 @given(kernels(mistakes=False))
 def test_host_and_device_accept_the_same_kernels_and_agree_on_each(drawn):
     import cupy
