@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -110,10 +111,13 @@ def device(name: str | Device | None = None) -> Device:
         if candidate.name == name:
             return candidate
     names = ", ".join(d.name for d in devices())
-    if name.startswith("cuda") and not _gpus():
+    if not re.fullmatch(r"cuda:\d+", name):
+        raise DeviceError(f"unknown device {name!r}: name one as 'host' or 'cuda:N' (devices here: {names})")
+    if not _gpus():
         raise DeviceError(f"{name} is not available: this machine has no CUDA GPU (devices: {names}). "
                           "Use device='host', or compile with an explicit target such as target='sm_90'")
-    raise DeviceError(f"unknown device {name!r}; devices here: {names}")
+    raise DeviceError(f"{name} is out of range: this machine has {len(_gpus())} CUDA GPU(s) "
+                      f"(devices: {names}); pick one of those")
 
 
 _current: Device | None = None

@@ -1,21 +1,22 @@
-"""Shared fixtures: an empty build cache per session, and the ``gpu`` marker."""
+"""Shared fixtures: an empty build cache per session, and the ``gpu`` and ``gpus(n)`` markers."""
 
 import pytest
 
 
-def _has_gpu() -> bool:
+def _gpu_count() -> int:
     from gpulab.device import devices
 
-    return any(d.is_gpu for d in devices())
+    return sum(d.is_gpu for d in devices())
 
 
 def pytest_collection_modifyitems(config, items):
-    if _has_gpu():
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU (none here)")
+    count = _gpu_count()
     for item in items:
-        if item.get_closest_marker("gpu"):
-            item.add_marker(skip)
+        if count == 0 and item.get_closest_marker("gpu"):
+            item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU (none here)"))
+        needs = item.get_closest_marker("gpus")
+        if needs is not None and count < needs.args[0]:
+            item.add_marker(pytest.mark.skip(reason=f"needs {needs.args[0]} CUDA GPUs ({count} here)"))
 
 
 @pytest.fixture(scope="session", autouse=True)

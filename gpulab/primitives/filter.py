@@ -9,7 +9,7 @@ from ..runtime.arrays import array_fields, empty
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
-from .plan import index_bits_of
+from .plan import index_bits_of, on_plan_device
 
 KEPT_DTYPE = np.dtype(np.int64)  # the kept count (long long in filter.cu)
 
@@ -37,6 +37,7 @@ class FilterPlan(LookBackPlan):
     def argument_order(self, build):
         return {"gpulab_filter": ("in", "n", "out", "kept_total", "status", "epoch", "u")}
 
+    @on_plan_device
     def __call__(self, xs, *, out=None, kept=None, temp_storage=None, stream=None):
         """Write the kept items of ``xs`` to the front of ``out``, and their number to ``kept``.
 

@@ -8,7 +8,7 @@ from ..errors import LengthMismatchError
 from ..runtime.arrays import array_fields, empty
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
-from .plan import DevicePlan, index_bits_of
+from .plan import DevicePlan, index_bits_of, on_plan_device
 
 INPUT_NAMES = tuple(f"in{i}" for i in range(8))  # parameter names of the inputs (map takes at most 3)
 
@@ -28,6 +28,7 @@ class MapPlan(DevicePlan):
         values = self.uniform_values() if uniform_values is None else uniform_values
         return self.prepared(32, values).build.result.dtype
 
+    @on_plan_device
     def __call__(self, *xs, out=None, stream=None):
         """Run on ``xs`` (device arrays, :class:`~gpulab.iota.Iota` or :func:`~gpulab.mapped` inputs), writing ``out`` (allocated if ``None``)."""
         if len(xs) != len(self.kinds):

@@ -21,13 +21,13 @@ from ..compiler.build import build_for, make_spec
 from ..compiler.bundle import bundle_of
 from ..device import Device
 from ..display.view import BuildView
-from ..errors import KernelTypeError, LengthMismatchError
+from ..errors import DeviceError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
 from ..kernel import Kernel
 from ..mapped import Mapped, input_kinds, walk
 from ..registry import primitive as primitive_record
 from ..runtime import bounds
-from ..runtime.arrays import array_fields, strided_array
+from ..runtime.arrays import array_fields, device_ordinal, strided_array
 from ..runtime.module import ArgumentPack, LoadedModule, load, plain_number, value_fields
 from . import params
 
@@ -181,6 +181,7 @@ class DevicePlan:
         kind = self.kinds[position] if kind is None else kind
         label = f"input {path.replace('_', '.')}"
         if kind == "array":
+            self.check_device(x, label)
             pointer, inner_size, inner_stride, outer_stride, size, extent = array_fields(
                 x, self._input_dtypes[position] if dtype is None else dtype, label)
             return (pointer, inner_size, inner_stride, outer_stride), size, extent
@@ -206,6 +207,21 @@ class DevicePlan:
             checked_on = self.device if self.options.get("boundscheck", True) else None
             fields += captured_fields(values[start + uniforms:start + uniforms + arrays], checked_on)
         return fields, sizes[0], extent
+
+    def check_device(self, x, label: str) -> None:
+        """Refuse a device array that lives on another device than the plan's (never copied, never launched on).
+
+        Raises
+        ------
+        DeviceError
+            Naming both devices and what to do.
+        """
+        found = device_ordinal(x) if captures.is_device_array(x) else None
+        if found is not None and found != self.device.ordinal:
+            raise DeviceError(f"the {label} lives on cuda:{found}, but this {self.primitive} was made for "
+                              f"{self.device.name}: make a plan for cuda:{found} (device='cuda:{found}'), or copy "
+                              f"the array there first (cupy.asarray(x) inside `with cupy.cuda.Device("
+                              f"{self.device.ordinal}):`); gpulab never copies between devices silently")
 
     def prepared(self, index_bits: int, uniform_values: tuple) -> Prepared:
         """The build for this index width and these uniforms' (and captured arrays') types, loaded (built on first use)."""
@@ -260,6 +276,20 @@ class DevicePlan:
     def finish(self, output, *, stream=None):
         """The primitive's result from what a call returned (the same, but for filter)."""
         return output
+
+
+def on_plan_device(call):
+    """Decorate a plan's ``__call__`` to run with the plan's device current: outputs and scratch are
+    allocated there, and its kernels launch in the context their module was loaded into."""
+
+    @functools.wraps(call)
+    def run(self, *args, **kwargs):
+        import cupy
+
+        with cupy.cuda.Device(self.device.ordinal):
+            return call(self, *args, **kwargs)
+
+    return run
 
 
 def captured_fields(values, checked_on: Device | None) -> tuple:

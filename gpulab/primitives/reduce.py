@@ -8,7 +8,7 @@ from ..runtime.arrays import array_fields, device_array, empty
 from ..runtime.module import launch, value_fields
 from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
-from .plan import DevicePlan, index_bits_of
+from .plan import DevicePlan, index_bits_of, on_plan_device
 
 SINGLE_BLOCK_TILES = 4  # inputs of at most this many tiles are folded by one block (no partials)
 COUNTER_BYTES = 16  # the block counter, then the partials (16 bytes keep any element type aligned)
@@ -40,6 +40,7 @@ class ReducePlan(DevicePlan):
         blocks = self.blocks(n, prepared)
         return blocks * self.element.itemsize if blocks > 1 else 0
 
+    @on_plan_device
     def __call__(self, xs, initial, *, out=None, temp_storage=None, stream=None):
         """Fold ``xs`` into ``out`` (a 0-d device array, allocated if ``None``)."""
         dtype = self.element.dtype

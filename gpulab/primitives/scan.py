@@ -10,7 +10,7 @@ from ..runtime.arrays import array_fields, empty
 from ..runtime.module import launch, value_fields
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
-from .plan import index_bits_of
+from .plan import index_bits_of, on_plan_device
 
 
 class ScanPlan(LookBackPlan):
@@ -30,6 +30,7 @@ class ScanPlan(LookBackPlan):
     def argument_order(self, build):
         return {"gpulab_scan": ("in", "n", "out", "status", "epoch", "initial", "has_initial", "u")}
 
+    @on_plan_device
     def __call__(self, xs, initial=None, *, out=None, temp_storage=None, stream=None):
         """Scan ``xs`` into ``out`` (allocated like ``xs`` if ``None``)."""
         if self.exclusive and initial is None:
