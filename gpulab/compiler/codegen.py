@@ -24,26 +24,34 @@ from ..types import ElementType, cxx_definitions
 from .parameters import Parameter, kernel_parameters
 
 BLOCK_THREADS = 256
+MAP_UNROLL = 2  # measured on an H200: 2 vectors in flight per lane beat 4 and 8 (bench/results)
+REDUCE_THREAD_BYTES = 256  # bytes each reduce thread reads, all loads in flight at once (reduce.cu)
+MAX_REDUCE_ITEMS = 64  # items per reduce thread (1-byte items come 16 to a vector)
+MAX_REDUCE_ROWS = 16  # loads per reduce thread: more cost registers (and compile time)
+MAX_SCALAR_REDUCE_ROWS = 4  # the same for items read one at a time (records of odd sizes, 16-byte items)
 # Scan and filter tiles: 256 threads of 128 bytes each, 4 blocks per SM, measured best of the
-# shapes tried on an H200 (0.68-0.70 x copy against 0.61 for 512 threads of 64 bytes; bench/results).
+# shapes tried on an H200 (bench/results).
 SCAN_BLOCK_THREADS = 256
-UNROLL = 2  # measured on an H200: 2 vectors in flight per lane beat 4 and 8 (bench/results)
-SCAN_THREAD_BYTES = 128  # bytes each thread owns in scan and filter
+SCAN_THREAD_BYTES = 128  # bytes each thread owns in scan and filter (tile.cu)
 MAX_SCAN_ITEMS = 32
 # Scan and filter registers are capped so that this many threads fit on an SM
 # (for items of up to 8 bytes; wider ones would spill under the cap).
 SCAN_RESIDENT_THREADS = 1024
-PACKED_STATUS_BYTES = 4  # look-back values of at most this many bytes travel in the 64-bit status word
+LOOKBACK_TILES = 256  # the look-back window: tiles whose status each tile reads (lookback.cu)
 
 
 def fingerprint() -> str:
     """A digest of what shapes generated code: this module, its tuning constants and the templates."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
-    digest.update(repr((BLOCK_THREADS, SCAN_BLOCK_THREADS, UNROLL, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS,
-                        SCAN_RESIDENT_THREADS, PACKED_STATUS_BYTES)).encode())
+    digest.update(repr(_tuning()).encode())
     for template in sorted(resources.files(__package__).joinpath("templates").iterdir(), key=lambda t: t.name):
         digest.update(template.name.encode() + template.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _tuning() -> tuple:
+    return (BLOCK_THREADS, MAP_UNROLL, REDUCE_THREAD_BYTES, MAX_REDUCE_ITEMS, MAX_REDUCE_ROWS, MAX_SCALAR_REDUCE_ROWS,
+            SCAN_BLOCK_THREADS, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS, SCAN_RESIDENT_THREADS, LOOKBACK_TILES)
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,7 @@ class Geometry:
 
     @property
     def tile(self) -> int:
-        """Items per block for map and reduce."""
+        """Items per block for map and reduce (``unroll`` vectors per thread)."""
         return self.block_threads * self.vec * self.unroll
 
     @property
@@ -89,7 +97,11 @@ def geometry_for(types: list[ElementType], primitive: Primitive) -> Geometry:
     scan_items = max(1, min(MAX_SCAN_ITEMS, SCAN_THREAD_BYTES // widest))
     scan_items = max(vec, scan_items - scan_items % vec)
     block_threads = SCAN_BLOCK_THREADS if primitive.geometry == "tile" else BLOCK_THREADS
-    return Geometry(block_threads, vec, UNROLL, scan_items)
+    unroll = MAP_UNROLL
+    if primitive.geometry == "fold":
+        rows = MAX_REDUCE_ROWS if vec > 1 else MAX_SCALAR_REDUCE_ROWS
+        unroll = max(1, min(REDUCE_THREAD_BYTES // (vec * widest), rows, MAX_REDUCE_ITEMS // vec))
+    return Geometry(block_threads, vec, unroll, scan_items)
 
 
 def _scan_min_blocks(types: list[ElementType], geometry: Geometry) -> int:
@@ -178,13 +190,13 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
         "#define WARP_THREADS 32\n"
         "#define WARPS_PER_BLOCK (BLOCK_THREADS / WARP_THREADS)\n"
         f"#define VEC {geometry.vec}      // items per vector load (16 bytes of the widest type)\n"
-        f"#define UNROLL {geometry.unroll}   // vectors each thread keeps in flight\n"
+        f"#define UNROLL {geometry.unroll}   // vectors each thread of map and reduce keeps in flight\n"
         "#define WARP_TILE (WARP_THREADS * VEC * UNROLL)\n"
         "#define TILE (BLOCK_THREADS * VEC * UNROLL)\n"
         f"#define SCAN_ITEMS {geometry.scan_items}  // contiguous items per thread in scan and filter\n"
         "#define SCAN_TILE (BLOCK_THREADS * SCAN_ITEMS)\n"
         f"#define SCAN_MIN_BLOCKS {min_blocks}  // blocks per SM scan and filter must fit\n"
-        f"#define PACKED_STATUS_BYTES {PACKED_STATUS_BYTES}  // look-back values this small share the status word\n"
+        f"#define LOOKBACK_TILES {LOOKBACK_TILES}  // the look-back window, in tiles\n"
         f"#define EXCLUSIVE {'true' if exclusive else 'false'}\n"
         f"typedef {index_type} index_t;\n"
     )

@@ -1,12 +1,13 @@
-"""Tile status storage for the single-pass (decoupled look-back) kernels.
+"""Tile status storage for the single-pass (look-back) kernels.
 
-Layout of the temporary storage: the tile counter, then per tile a status
-word, an aggregate and an inclusive prefix (values of at most 4 bytes are
-packed into 64-bit status words instead). Status words carry the launch's
-epoch, so the storage is zeroed once, when allocated, never between launches.
-The layout is cut for as many tiles as the *buffer* holds, not for one
-launch: status words then always live at the same place, and a value written
-by one launch can never be read as a status word by a later, larger one.
+Layout of the temporary storage: per tile its aggregate's words, then per
+tile its inclusive prefix's words (lookback.cu): a value of ``b`` bytes takes
+``ceil(b / 4)`` 64-bit words, 32 value bits beside the launch's epoch. The
+epoch tells this launch's words from older ones, so the storage is zeroed
+once, when allocated, never between launches. The layout is cut for as many
+tiles as the *buffer* holds, not for one launch: the words then always live
+at the same place, and a word written by one launch can never be read as
+another kind of word by a later, larger one.
 """
 
 from __future__ import annotations
@@ -14,44 +15,25 @@ from __future__ import annotations
 import functools
 import threading
 
-from ..compiler.codegen import PACKED_STATUS_BYTES
 from ..runtime.arrays import device_array
 from ..runtime.scratch import StreamScratch
 from .params import TileStatusValue
 from .plan import DevicePlan, index_bits_of
 
 
-
-
-def _align(n: int) -> int:
-    return -(-n // 16) * 16
-
-
-def _packed(value_size: int) -> bool:
-    return value_size <= PACKED_STATUS_BYTES
-
-
-def _word_bytes(value_size: int) -> int:
-    return 8 if _packed(value_size) else 4
-
-
-def _values_bytes(tiles: int, value_size: int) -> int:
-    """The aggregate and inclusive arrays (none when values are packed into the status words)."""
-    return 0 if _packed(value_size) else 2 * _align(value_size * tiles)
+def _tile_bytes(value_size: int) -> int:
+    """Bytes of one tile's value in one of the two arrays."""
+    return 8 * -(-value_size // 4)
 
 
 def status_bytes(tiles: int, value_size: int) -> int:
     """Bytes of tile status for ``tiles`` tiles of values of ``value_size`` bytes."""
-    return 16 + _align(_word_bytes(value_size) * tiles) + _values_bytes(tiles, value_size)
+    return 2 * tiles * _tile_bytes(value_size)
 
 
 def capacity(nbytes: int, value_size: int) -> int:
     """How many tiles' status a buffer of ``nbytes`` holds."""
-    per_tile = _word_bytes(value_size) + (0 if _packed(value_size) else 2 * value_size)
-    tiles = max(0, (nbytes - 16) // per_tile)
-    while tiles and status_bytes(tiles, value_size) > nbytes:
-        tiles -= 1
-    return tiles
+    return max(0, nbytes) // (2 * _tile_bytes(value_size))
 
 
 class StatusStorage:
@@ -83,11 +65,7 @@ class StatusStorage:
 @functools.lru_cache(maxsize=64)
 def status_value(address: int, nbytes: int, value_size: int) -> TileStatusValue:
     """The ``TileStatus`` of the ``nbytes`` at ``address``."""
-    tiles = capacity(nbytes, value_size)
-    flags = address + 16
-    aggregate = flags + _align(_word_bytes(value_size) * tiles)
-    inclusive = aggregate + _align(value_size * tiles)  # both unused when values are packed
-    return TileStatusValue(flags, aggregate, inclusive, address)
+    return TileStatusValue(address, address + capacity(nbytes, value_size) * _tile_bytes(value_size))
 
 
 class LookBackPlan(DevicePlan):

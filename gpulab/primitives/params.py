@@ -23,10 +23,8 @@ IOTA_FIELDS = ("start",)
 class TileStatusValue(NamedTuple):
     """``TileStatus<T>`` (lookback.cu): where a launch's tile status lives."""
 
-    flags: int
     aggregate: int
     inclusive: int
-    next_tile: int
 
 
 def written_fields(parameters, kinds: tuple) -> dict[str, tuple[str, ...]]:

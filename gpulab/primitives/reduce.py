@@ -10,8 +10,7 @@ from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
 from .plan import DevicePlan, index_bits_of, on_plan_device
 
-SINGLE_BLOCK_TILES = 4  # inputs of at most this many tiles are folded by one block (no partials)
-COUNTER_BYTES = 16  # the block counter, then the partials (16 bytes keep any element type aligned)
+COUNTER_BYTES = 4  # an unsigned int: how many blocks of a group have finished (reduce.cu)
 
 
 class ReducePlan(DevicePlan):
@@ -21,24 +20,28 @@ class ReducePlan(DevicePlan):
         super().__init__("reduce", kernel, types, device, **options)
         self.element = self.types[0]
         self._initial_fields = value_fields(self.element.dtype)
-        self._scratch = StreamScratch()
+        self._counters = StreamScratch()  # only ever counters (each launch leaves them 0), so never re-zeroed
+        self._partials = StreamScratch()
 
     def argument_order(self, build):
         return {"gpulab_reduce": ("in", "n", "out", "partials", "finished", "initial", "u")}
 
-    def blocks(self, n: int, prepared) -> int:
-        """How many blocks fold ``n`` items (1: one block folds them all, with no partials)."""
-        tiles = -(-n // prepared.build.geometry.tile)
-        if tiles <= SINGLE_BLOCK_TILES:
-            return 1
-        resident = prepared.module.occupancy("gpulab_reduce", prepared.build.geometry.block_threads)
-        return min(tiles, resident * self.device.multiprocessors)
+    def blocks(self, n: int, prepared) -> tuple[int, int]:
+        """``(blocks, groups)``: one block per tile, and the groups of ``TILE`` blocks their partials are
+        folded in (1 block: it folds everything, with no partials)."""
+        tile = prepared.build.geometry.tile
+        blocks = max(1, -(-n // tile))
+        if blocks > tile * tile:
+            raise ValueError(f"a reduce of {self.element.name} folds at most {tile ** 3} items in one call "
+                             f"(two levels of {tile}-item tiles); this input has {n}: reduce slices of it, "
+                             "then reduce their results")
+        return blocks, -(-blocks // tile)
 
     def temp_storage_bytes(self, n: int) -> int:
-        """Bytes for the per-block partial results (any contents; 0 when one block folds everything)."""
+        """Bytes for the partial results (any contents; 0 when one block folds everything)."""
         prepared = self.prepared(index_bits_of(n), self.uniform_values())
-        blocks = self.blocks(n, prepared)
-        return blocks * self.element.itemsize if blocks > 1 else 0
+        blocks, groups = self.blocks(n, prepared)
+        return (blocks + groups) * self.element.itemsize if blocks > 1 else 0
 
     @on_plan_device
     def __call__(self, xs, initial, *, out=None, temp_storage=None, stream=None):
@@ -54,14 +57,14 @@ class ReducePlan(DevicePlan):
         if out_size != 1:
             raise LengthMismatchError(f"the output has {out_size} items; this call needs 1")
         handle = stream_handle(stream)
-        blocks = self.blocks(n, prepared)
+        blocks, groups = self.blocks(n, prepared)
         partials = finished = 0
         if blocks > 1:
-            partials_bytes = blocks * self.element.itemsize
-            scratch, _ = self._scratch.get(COUNTER_BYTES + (0 if temp_storage is not None else partials_bytes),
-                                           handle)
-            finished, partials = scratch, scratch + COUNTER_BYTES
-            if temp_storage is not None:
+            partials_bytes = (blocks + groups) * self.element.itemsize
+            finished, _ = self._counters.get((groups + 1) * COUNTER_BYTES, handle)
+            if temp_storage is None:
+                partials, _ = self._partials.get(partials_bytes, handle)
+            else:
                 partials = _storage(temp_storage, partials_bytes)
         pack = prepared.pack("gpulab_reduce")
         pack.write(*fields, n, out_pointer, partials, finished,

@@ -33,15 +33,15 @@ def test_every_target_has_limits_and_unknown_ones_are_refused():
         Target(7, 0)
 
 
-def add(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
-    return a + b
+def twice(x: gpulab.f32) -> gpulab.f32:
+    return x + x
 
 
 def test_the_view_shows_each_kernels_occupancy():
-    bundle = bundle_of(gpulab.compile("reduce", add, target="sm_90"))
-    resources = bundle["resources"]["gpulab_reduce"]
+    bundle = bundle_of(gpulab.compile("map", twice, target="sm_90"))
+    resources = bundle["resources"]["gpulab_map"]
     assert resources["blocks_per_sm"] == 8 and resources["occupancy"] == 1.0
     assert resources["occupancy_limit"] == "threads"
-    view = BuildView(bundle_of(gpulab.compile("reduce", add, target="sm_90")))
+    view = BuildView(bundle_of(gpulab.compile("map", twice, target="sm_90")))
     assert "100% · 8 blocks/SM" in view._repr_mimebundle_()["text/html"]
     assert "occupancy 100% · 8 blocks/SM, limited by threads" in view._repr_mimebundle_()["text/plain"]

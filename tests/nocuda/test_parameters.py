@@ -35,11 +35,11 @@ def test_a_scan_takes_what_its_template_declares():
     build = gpulab.compile("scan", add, types="f32,f32", target="sm_90")
     assert layout(build, "gpulab_scan") == [
         ("in", "Input0", 0, 24), ("n", "index_t", 24, 4), ("out", "Output", 32, 24),
-        ("status", "TileStatus<value_t>", 56, 32), ("epoch", "unsigned int", 88, 4),
-        ("initial", "value_t", 92, 4), ("has_initial", "bool", 96, 1), ("u", "Uniforms", 97, 1)]
+        ("status", "TileStatus<value_t>", 56, 16), ("epoch", "unsigned int", 72, 4),
+        ("initial", "value_t", 76, 4), ("has_initial", "bool", 80, 1), ("u", "Uniforms", 81, 1)]
     wide = gpulab.compile("scan", add, types="f64,f64", target="sm_90", index_bits=64)
     assert layout(wide, "gpulab_scan")[:2] == [("in", "Input0", 0, 32), ("n", "index_t", 32, 8)]
-    assert layout(wide, "gpulab_scan")[5] == ("initial", "value_t", 112, 8)  # after a 4-byte epoch at 104
+    assert layout(wide, "gpulab_scan")[5] == ("initial", "value_t", 96, 8)  # after a 4-byte epoch at 88
 
 
 def test_struct_fields_are_the_hosts_layout_and_status():

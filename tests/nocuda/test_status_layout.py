@@ -11,12 +11,12 @@ def test_a_buffer_sized_for_n_tiles_holds_them(tiles, value_size):
     nbytes = status_bytes(tiles, value_size)
     assert capacity(nbytes, value_size) >= tiles
     assert status_bytes(capacity(nbytes, value_size), value_size) <= nbytes
+    assert capacity(nbytes - 1, value_size) < tiles
 
 
-def test_small_values_are_packed_into_64_bit_status_words():
-    flags, aggregate, _, counter = status_value(4096, status_bytes(100, 4), 4)
-    assert (counter, flags) == (4096, 4096 + 16) and flags % 8 == 0
-    assert aggregate - flags >= 8 * 100  # one 64-bit word per tile, values inside
-    assert status_bytes(100, 4) == 16 + 800
-    flags, aggregate, inclusive, _ = status_value(4096, status_bytes(100, 8), 8)
-    assert aggregate - flags >= 4 * 100 and inclusive - aggregate >= 8 * 100
+@pytest.mark.parametrize("value_size, words", [(1, 1), (4, 1), (8, 2), (12, 3), (16, 4)])
+def test_every_value_travels_in_64_bit_words_of_32_value_bits(value_size, words):
+    aggregate, inclusive = status_value(4096, status_bytes(100, value_size), value_size)
+    assert aggregate == 4096 and inclusive - aggregate == 100 * words * 8  # A of every tile, then P
+    assert inclusive % 8 == 0
+

@@ -8,22 +8,60 @@ struct Layout {
     index_t outer_stride;  // elements between rows
 };
 
-__device__ __forceinline__ index_t offset_of(const Layout& layout, index_t i) {
-    if (layout.inner_stride == 1 && layout.inner_size == layout.outer_stride) return i;
-    return (i / layout.inner_size) * layout.outer_stride + (i % layout.inner_size) * layout.inner_stride;
+// i / d for 0 <= i and 0 < d. 64-bit division is a called library routine
+// (CALL __cuda_sm20_div_s64), so 64-bit indices divide here, inline: each
+// step guesses the quotient of what is left from a float reciprocal that
+// never overestimates (rounded down by 2^-20, so the remainder stays >= 0)
+// and keeps 19 more bits; four steps take any 63-bit i to a remainder
+// below 2d, and one subtraction finishes.
+__device__ __forceinline__ index_t quotient(index_t i, index_t d) {
+    if constexpr (sizeof(index_t) == 4) {
+        return i / d;
+    } else {
+        const unsigned long long a = (unsigned long long)i, b = (unsigned long long)d;
+        float reciprocal;
+        asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(reciprocal) : "f"((float)b));
+        reciprocal *= 1.0f - 1.0f / (1 << 20);
+        unsigned long long q = 0, r = a;
+        #pragma unroll
+        for (int step = 0; step < 4; ++step) {
+            const unsigned long long guess = (unsigned long long)((float)r * reciprocal);
+            q += guess;
+            r -= guess * b;
+        }
+        return (index_t)(q + (r >= b));
+    }
 }
 
 __device__ __forceinline__ bool is_contiguous(const Layout& layout) {
     return layout.inner_stride == 1 && layout.inner_size == layout.outer_stride;
 }
 
-// N items of T in one aligned load or store (16 bytes for the widest type).
+// Right for every layout (a contiguous one gives i back), and without a branch:
+// offsets are taken between shuffles (fold_range.cu). Contiguous inputs take
+// vector loads (load_vector) wherever a whole tile is there, so the division
+// is paid on odd layouts and the last tile only.
+__device__ __forceinline__ index_t offset_of(const Layout& layout, index_t i) {
+    const index_t row = quotient(i, layout.inner_size);
+    return row * layout.outer_stride + (i - row * layout.inner_size) * layout.inner_stride;
+}
+
+// N items of T in one aligned load or store (16 bytes for the widest type),
+// aligned to the largest power of two that divides its size (a 12-byte record: 4).
 template <typename T, int N>
-struct alignas(sizeof(T) * N) Vector {
+struct alignas((sizeof(T) * N) & (0 - sizeof(T) * N)) Vector {
     T item[N];
 };
 
 // Warp shuffles of any trivially copyable type, one 32-bit word at a time.
+// On sm_80-89 ptxas gives a shuffle a called slow path (CALL
+// __cuda_sm70_shflsync_*) unless it can prove the whole warp is there. So
+// every shuffle and vote here is reached by whole warps in straight-line
+// code: never in a loop that is not unrolled, never in a branch that depends
+// on the thread (lanes that should not combine take a select instead), and
+// never after a loop that polls memory written by other blocks (ptxas must
+// then assume the warp may have split for good): the look-back folds
+// through shared memory (lookback.cu).
 template <typename T, typename Shuffle>
 __device__ __forceinline__ T shuffle_words(T value, Shuffle shuffle) {
     constexpr int WORDS = (sizeof(T) + 3) / 4;

@@ -1,8 +1,45 @@
 // ---- Filter: stream compaction in one pass -------------------------------------
 // A tile: load; each thread tests its items; the kept counts are scanned
-// within the block and across tiles (look-back over counts); kept items are
-// gathered in shared memory in order, then written out contiguously. The
-// last tile writes how many items were kept in all.
+// within the block and across tiles (the look-back over counts); kept items
+// are gathered at the front of the tile in order, then written out
+// contiguously. The last tile writes how many items were kept in all.
+
+// Write the tile's `kept` items, gathered at the front of `items`, to
+// out[at ...]. In 16-byte vectors where the output can take them: vector v
+// covers out[at - shift + v * VEC ...], whose items are read one by one from
+// shared memory (they need not be aligned there), then stored at once. Both
+// loops have a fixed length (a tile's worth), which ptxas unrolls without the
+// CALL it uses to leave an unrolled loop of unknown length.
+template <typename T>
+__device__ __forceinline__ void store_kept(const Output& out, index_t at, int kept, const T* items) {
+    if constexpr (VEC > 1) {
+        if (can_vectorize(out)) {
+            const int shift = (int)(at % VEC);  // out[at - shift] starts a vector
+            const int vectors = (shift + kept + VEC - 1) / VEC;
+            #pragma unroll
+            for (int r = 0; r <= SCAN_ITEMS / VEC; ++r) {
+                const int v = r * BLOCK_THREADS + threadIdx.x;
+                const int k = v * VEC - shift;  // items[k] goes to the vector's first item
+                if (v < vectors && k >= 0 && k + VEC <= kept) {
+                    Vector<T, VEC> whole;
+                    #pragma unroll
+                    for (int j = 0; j < VEC; ++j) whole.item[j] = items[k + j];
+                    store_vector(out, at + k, whole);
+                } else if (v < vectors) {
+                    #pragma unroll
+                    for (int j = 0; j < VEC; ++j)
+                        if (k + j >= 0 && k + j < kept) store(out, at + k + j, items[k + j]);
+                }
+            }
+            return;
+        }
+    }
+    #pragma unroll
+    for (int r = 0; r < SCAN_ITEMS; ++r) {
+        const int k = r * BLOCK_THREADS + threadIdx.x;
+        if (k < kept) store(out, at + k, items[k]);
+    }
+}
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SCAN_MIN_BLOCKS)
 gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatus<index_t> status,
@@ -11,7 +48,7 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
     __shared__ alignas(16) value_t items[TILE_SLOTS];
     __shared__ index_t tile_kept, tile_prefix;
 
-    const Tile tile = claim_tile(status, in, n, items);
+    const Tile tile = load_block_tile(in, n, items);
     const int count = tile.count;
 
     // 1. Test this thread's items; keep them in registers.
@@ -22,39 +59,32 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
     index_t kept = 0;
     #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) {
-        keep[j] = first + j < count && predicate(mine[j], u);
+        keep[j] = predicate(mine[j], u) && first + j < count;  // no branch around the predicate (common.cu)
         kept += keep[j];
     }
 
-    // 2. Where this thread's kept items go within the tile.
+    // 2. Where this thread's kept items go within the tile; the tile's count, published at once.
     bool has;
     index_t position = block_exclusive_prefix(kept, has, add);
-    if (first < count && first + SCAN_ITEMS >= count) tile_kept = position + kept;
-    __syncthreads();  // every thread has read its items: the tile can be overwritten
+    if (first < count && first + SCAN_ITEMS >= count) {  // the last thread holding items
+        tile_kept = position + kept;
+        publish(status.aggregate, tile.id, epoch, tile_kept);
+    }
+    __syncthreads();  // every thread has read its row: the tile can be overwritten
 
     // 3. Gather kept items at the front of the tile, in order.
     #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j)
-        if (keep[j]) items[slot(position++)] = mine[j];
+        if (keep[j]) items[position++] = mine[j];
 
-    // 4. Where the tile's kept items go in the output.
-    if (tile.id == 0) {
-        if (threadIdx.x == 0) {
-            tile_prefix = 0;
-            publish(status, 0, epoch, STATUS_INCLUSIVE, tile_kept);
-        }
-    } else {
-        if (threadIdx.x == 0) publish(status, tile.id, epoch, STATUS_AGGREGATE, tile_kept);
-        if (warp_id() == 0) {
-            const index_t before = look_back(status, tile.id, epoch, add);
-            if (threadIdx.x == 0) {
-                tile_prefix = before;
-                publish(status, tile.id, epoch, STATUS_INCLUSIVE, before + tile_kept);
-            }
-        }
+    // 4. Where the tile's kept items go in the output: the counts of its window of predecessors.
+    index_t before;
+    const bool has_before = look_back(status, tile.id, epoch, before, add);
+    if (threadIdx.x == 0) {
+        tile_prefix = has_before ? before : 0;
+        publish(status.inclusive, tile.id, epoch, tile_prefix + tile_kept);
     }
     __syncthreads();
-
-    for (int k = threadIdx.x; k < tile_kept; k += BLOCK_THREADS) store(out, tile_prefix + k, items[slot(k)]);
+    store_kept(out, tile_prefix, (int)tile_kept, items);
     if (tile.id == tile.tiles - 1 && threadIdx.x == 0) *kept_total = tile_prefix + tile_kept;
 }

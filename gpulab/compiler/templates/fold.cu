@@ -1,6 +1,9 @@
 // ---- In-order folds: the left value is always combined with the right --------
 // The operator need only be associative: items are never reordered.
-// `combine(a, b)` is the operator (or + for counts).
+// `combine(a, b)` is the operator (or + for counts). Every lane combines and
+// a select keeps the result where it is wanted: a branch around the operator
+// between two shuffles could leave ptxas unsure that the warp is whole
+// (common.cu).
 
 // Lane 0 receives x[0] op x[1] op ... op x[31]. At step d, lanes that are
 // multiples of 2d hold the fold of their d lanes and add the next d lanes'.
@@ -9,8 +12,8 @@ __device__ __forceinline__ T warp_fold(T x, Combine combine) {
     const int lane = lane_id();
     #pragma unroll
     for (int d = 1; d < WARP_THREADS; d *= 2) {
-        T right = shuffle_down(x, d);
-        if ((lane & (2 * d - 1)) == 0) x = combine(x, right);
+        const T joined = combine(x, shuffle_down(x, d));
+        x = (lane & (2 * d - 1)) == 0 ? joined : x;
     }
     return x;
 }
@@ -21,12 +24,12 @@ __device__ __forceinline__ T warp_fold_partial(T x, bool& has, Combine combine) 
     const int lane = lane_id();
     #pragma unroll
     for (int d = 1; d < WARP_THREADS; d *= 2) {
-        T right = shuffle_down(x, d);
-        bool right_has = __shfl_down_sync(0xffffffffu, has, d) && lane + d < WARP_THREADS;
-        if ((lane & (2 * d - 1)) == 0 && right_has) {
-            x = has ? combine(x, right) : right;
-            has = true;
-        }
+        const T right = shuffle_down(x, d);
+        const bool right_has = __shfl_down_sync(0xffffffffu, has, d) && lane + d < WARP_THREADS;
+        const T joined = combine(x, right);
+        const bool take = (lane & (2 * d - 1)) == 0 && right_has;
+        x = take ? (has ? joined : right) : x;
+        has = has || take;
     }
     return x;
 }
@@ -37,15 +40,18 @@ __device__ __forceinline__ T warp_scan(T x, Combine combine) {
     const int lane = lane_id();
     #pragma unroll
     for (int d = 1; d < WARP_THREADS; d *= 2) {
-        T left = shuffle_up(x, d);
-        if (lane >= d) x = combine(left, x);
+        const T joined = combine(shuffle_up(x, d), x);
+        x = lane >= d ? joined : x;
     }
     return x;
 }
 
-// Thread 0 receives the fold of the warps' values in warp order.
+// Thread 0 receives the fold of the warps' values (lane 0 of each) in warp
+// order. Called by every thread, and every warp folds the warps' values, so
+// that no shuffle sits in a branch that only some warps take.
 template <typename T, typename Combine>
 __device__ __forceinline__ T block_fold(T warp_total, bool& has, Combine combine) {
+    static_assert(WARPS_PER_BLOCK <= WARP_THREADS, "one warp folds the warps' values");
     __shared__ T totals[WARPS_PER_BLOCK];
     __shared__ bool present[WARPS_PER_BLOCK];
     if (lane_id() == 0) {
@@ -53,14 +59,8 @@ __device__ __forceinline__ T block_fold(T warp_total, bool& has, Combine combine
         present[warp_id()] = has;
     }
     __syncthreads();
-    T x = totals[0];
-    has = false;
-    if (warp_id() == 0) {
-        if (lane_id() < WARPS_PER_BLOCK) {
-            x = totals[lane_id()];
-            has = present[lane_id()];
-        }
-        x = warp_fold_partial(x, has, combine);
-    }
-    return x;
+    const int w = lane_id() < WARPS_PER_BLOCK ? lane_id() : 0;
+    const T x = totals[w];
+    has = lane_id() < WARPS_PER_BLOCK && present[w];
+    return warp_fold_partial(x, has, combine);
 }

@@ -1,70 +1,83 @@
-// One warp folds items [begin, end) in order; the result is valid in lane 0
-// and `has` says whether there was any item. A full warp tile of aligned,
-// contiguous input is read in UNROLL coalesced rows of 32 vectors, all in
-// flight at once; lane l folds vector l of each row, then one warp fold per
-// row (the rows' folds are independent, so their shuffles overlap) combines
-// the lanes, and the rows are combined in order.
+// ---- A block folds one tile of the input, in order ----------------------------
+// A tile is TILE items: warp w folds the w-th WARP_TILE of it, then the warps'
+// results are folded in order (block_fold). There is no loop over the input:
+// each block reads one fixed share, with every load in flight before the first
+// fold, and the last block folds the blocks' results (reduce.cu; a shuffle in
+// a loop would get a called slow path on sm_80-89, common.cu).
+//
+// A warp tile is UNROLL coalesced rows of 32 vectors: lane l folds vector l of
+// each row, one warp fold per row combines the lanes (the rows' folds are
+// independent, so their shuffles overlap), and the rows are combined in order.
+// The warp's items from `first` on are all there, in aligned vectors.
 template <typename In, typename Combine>
-__device__ __forceinline__ value_t warp_fold_range(const In& in, index_t begin, index_t end,
-                                                   bool& has, Combine combine) {
+__device__ __forceinline__ value_t warp_fold_vectors(const In& in, index_t first, Combine combine) {
     const int lane = lane_id();
+    value_t row[UNROLL];
+    Vector<value_t, VEC> v[UNROLL];
+    #pragma unroll
+    for (int k = 0; k < UNROLL; ++k) v[k] = load_vector(in, first + (index_t)(k * WARP_THREADS + lane) * VEC);
+    #pragma unroll
+    for (int k = 0; k < UNROLL; ++k) {
+        row[k] = v[k].item[0];
+        #pragma unroll
+        for (int j = 1; j < VEC; ++j) row[k] = combine(row[k], v[k].item[j]);
+    }
+    #pragma unroll
+    for (int k = 0; k < UNROLL; ++k) row[k] = warp_fold(row[k], combine);
+    value_t acc = row[0];
+    #pragma unroll
+    for (int k = 1; k < UNROLL; ++k) acc = combine(acc, row[k]);
+    return acc;
+}
+
+// The last tile, or input that cannot be read in vectors: the warp tile from
+// `first`, item by item, below n. Every lane reads (an index past the end
+// reads the last item instead) and a select drops what is not there, so no
+// branch sits between the shuffles.
+template <typename In, typename Combine>
+__device__ __forceinline__ value_t warp_fold_items(const In& in, index_t first, index_t n, bool& has,
+                                                   Combine combine) {
+    const int lane = lane_id();
+    const index_t last = n - 1;
     value_t acc = value_t();
     has = false;
-    index_t tile = begin;
-    if constexpr (VEC > 1) {
-        if (can_vectorize(in)) {
-            for (; tile + WARP_TILE <= end; tile += WARP_TILE) {
-                Vector<value_t, VEC> v[UNROLL];
-                #pragma unroll
-                for (int k = 0; k < UNROLL; ++k)
-                    v[k] = load_vector(in, tile + (index_t)(k * WARP_THREADS + lane) * VEC);
-                value_t row[UNROLL];
-                #pragma unroll
-                for (int k = 0; k < UNROLL; ++k) {
-                    row[k] = v[k].item[0];
-                    #pragma unroll
-                    for (int j = 1; j < VEC; ++j) row[k] = combine(row[k], v[k].item[j]);
-                    row[k] = warp_fold(row[k], combine);
-                }
-                #pragma unroll
-                for (int k = 0; k < UNROLL; ++k) {
-                    acc = has ? combine(acc, row[k]) : row[k];
-                    has = true;
-                }
-            }
-        }
-    }
-    // What is left (a partial tile, or input that cannot be read in vectors):
-    // lane l folds items [l * VEC, l * VEC + VEC) of each 32 * VEC segment.
-    for (; tile < end; tile += WARP_THREADS * VEC) {
-        value_t x = value_t();
-        bool lane_has = false;
+    #pragma unroll
+    for (int k = 0; k < UNROLL; ++k) {
+        const index_t at = first + (index_t)(k * WARP_THREADS + lane) * VEC;  // this lane's first item of row k
+        bool lane_has = at <= last;
+        value_t row = load(in, at < last ? at : last);
         #pragma unroll
-        for (int j = 0; j < VEC; ++j) {
-            index_t i = tile + (index_t)lane * VEC + j;
-            if (i < end) {
-                value_t item = load(in, i);
-                x = lane_has ? combine(x, item) : item;
-                lane_has = true;
-            }
+        for (int j = 1; j < VEC; ++j) {
+            const value_t joined = combine(row, load(in, at + j < last ? at + j : last));
+            row = at + j <= last ? joined : row;
         }
-        x = warp_fold_partial(x, lane_has, combine);
-        if (__shfl_sync(0xffffffffu, lane_has, 0)) {
-            acc = has ? combine(acc, x) : x;
-            has = true;
-        }
+        row = warp_fold_partial(row, lane_has, combine);
+        const value_t joined = combine(acc, row);
+        acc = lane_has ? (has ? joined : row) : acc;
+        has = has || lane_has;
     }
     return acc;
 }
 
-// The block folds items [begin, end): warp w takes the w-th contiguous
-// share (in whole warp tiles), then the warps' results are folded in order.
+// Thread 0 receives the fold of the items [base, base + TILE) below n; `has`
+// says whether there was any.
 template <typename In, typename Combine>
-__device__ __forceinline__ value_t block_fold_range(const In& in, index_t begin, index_t end,
-                                                    bool& has, Combine combine) {
-    const long long tiles = (end - begin + WARP_TILE - 1) / WARP_TILE;
-    const index_t first = begin + (index_t)(tiles * warp_id() / WARPS_PER_BLOCK) * WARP_TILE;
-    const index_t last = begin + (index_t)(tiles * (warp_id() + 1) / WARPS_PER_BLOCK) * WARP_TILE;
-    value_t x = warp_fold_range(in, first, last < end ? last : end, has, combine);
+__device__ __forceinline__ value_t block_fold_tile(const In& in, index_t base, index_t n, bool& has,
+                                                   Combine combine) {
+    const index_t first = base + (index_t)warp_id() * WARP_TILE;  // this warp's first item
+    value_t x;
+    if (n - base >= TILE && can_vectorize(in)) {  // the same for the whole block
+        x = warp_fold_vectors(in, first, combine);
+        has = true;
+    } else {
+        x = warp_fold_items(in, first, n, has, combine);
+    }
     return block_fold(x, has, combine);
+}
+
+// The same, item by item: a fold with no branch, which ptxas can keep in a loop.
+template <typename In, typename Combine>
+__device__ __forceinline__ value_t block_fold_items(const In& in, index_t base, index_t n, bool& has,
+                                                    Combine combine) {
+    return block_fold(warp_fold_items(in, base + (index_t)warp_id() * WARP_TILE, n, has, combine), has, combine);
 }

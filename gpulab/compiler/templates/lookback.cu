@@ -1,64 +1,41 @@
-// ---- Decoupled look-back (Merrill & Garland, 2016) ----------------------------
-// Tiles take increasing ids in the order they start. Each tile publishes its
-// aggregate, then finds its prefix by reading predecessors' status from the
-// nearest one backwards, 32 at a time: a predecessor that already knows its
-// inclusive prefix ends the search. One pass over the input, no second launch.
+// ---- Decoupled look-back, deterministic ---------------------------------------
+// Single-pass scans (Merrill & Garland, 2016): tile i publishes its aggregate
+// A(i), the fold of its own items, as soon as it has it; then it finds its
+// exclusive prefix from its predecessors' published values, and publishes its
+// inclusive prefix P(i). The classic look-back stops at the nearest tile that
+// has published its P; which tile that is depends on timing, and so would the
+// grouping of a float sum: the same input would give other bits on the next
+// run. Here a tile always looks back a window of W = LOOKBACK_TILES tiles:
 //
-// A status word is (epoch << 2 | state): the host passes a new epoch to each
-// launch, so the status array never needs clearing between launches. Values
-// of at most PACKED_STATUS_BYTES travel in the status word itself: a 64-bit word
-// (value << 32 | epoch << 2 | state) written and read whole, so a reader
-// needs one load and no fence. Wider values have arrays of their own.
-
-#define STATUS_AGGREGATE 1u
-#define STATUS_INCLUSIVE 2u
+//     prefix(i) = P(i - W)  op  A(i - W + 1)  op ...  op  A(i - 1)
+//     P(i)      = prefix(i) op  A(i)
+//
+// (for i < W the window starts at tile 0, with the initial value on its
+// left), folded in one fixed shape. Every grouping then depends only on i, so
+// results are run-to-run deterministic, for floats as for integers: one code
+// path for every type.
+//
+// The window's size: each thread reads its slots of the window at once, so a
+// tile waits about one round trip to memory for them whatever W is, and
+// known prefixes move W tiles ahead per round trip (the classic look-back:
+// at most one warp's 32). A bigger W costs a longer fold, of W values.
+//
+// Every value travels in 64-bit words, 32 value bits beside the launch's
+// epoch (value << 32 | epoch): one word for values of up to 4 bytes, two for
+// 8 bytes... A word is written and read whole, so a reader that sees the
+// epoch in every word of a value has the value: no flag, no fence. The host
+// passes a new epoch to each launch, so the words never need clearing.
 
 template <typename T>
 struct TileStatus {
-    unsigned int* flags;
-    T* aggregate;
-    T* inclusive;
-    unsigned int* next_tile;  // tile-id counter; the last tile resets it to 0
+    unsigned long long* aggregate;  // per tile A(t), STATUS_WORDS(T) words each
+    unsigned long long* inclusive;  // per tile P(t)
 };
 
-// Loads and stores that bypass L1, so other blocks' writes are seen: in
-// 32-bit words, or byte by byte for values of other sizes.
 template <typename T>
-__device__ __forceinline__ void store_cg(T* p, T value) {
-    if constexpr (sizeof(T) % 4 == 0) {
-        unsigned int words[sizeof(T) / 4];
-        memcpy(words, &value, sizeof(T));
-        #pragma unroll
-        for (int w = 0; w < (int)(sizeof(T) / 4); ++w) __stcg(reinterpret_cast<unsigned int*>(p) + w, words[w]);
-    } else {
-        unsigned char bytes[sizeof(T)];
-        memcpy(bytes, &value, sizeof(T));
-        #pragma unroll
-        for (int b = 0; b < (int)sizeof(T); ++b) reinterpret_cast<volatile unsigned char*>(p)[b] = bytes[b];
-    }
-}
+__device__ constexpr int status_words() { return (sizeof(T) + 3) / 4; }
 
-template <typename T>
-__device__ __forceinline__ T load_cg(const T* p) {
-    T value;
-    if constexpr (sizeof(T) % 4 == 0) {
-        unsigned int words[sizeof(T) / 4];
-        #pragma unroll
-        for (int w = 0; w < (int)(sizeof(T) / 4); ++w) words[w] = __ldcg(reinterpret_cast<const unsigned int*>(p) + w);
-        memcpy(&value, words, sizeof(T));
-    } else {
-        unsigned char bytes[sizeof(T)];
-        #pragma unroll
-        for (int b = 0; b < (int)sizeof(T); ++b) bytes[b] = reinterpret_cast<const volatile unsigned char*>(p)[b];
-        memcpy(&value, bytes, sizeof(T));
-    }
-    return value;
-}
-
-template <typename T>
-__device__ constexpr bool packed_status() { return sizeof(T) <= PACKED_STATUS_BYTES; }
-
-// 64-bit loads and stores at GPU scope (coherent across blocks, no ordering).
+// Loads and stores at GPU scope: coherent across blocks, with no ordering.
 __device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p) {
     unsigned long long value;
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(value) : "l"(p) : "memory");
@@ -69,102 +46,87 @@ __device__ __forceinline__ void store_relaxed(unsigned long long* p, unsigned lo
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(value) : "memory");
 }
 
+// Publish tile t's value in `words` (the aggregates or the inclusive prefixes).
 template <typename T>
-__device__ __forceinline__ void publish(const TileStatus<T>& status, long long tile, unsigned int epoch,
-                                        unsigned int state, T value) {
-    if constexpr (packed_status<T>()) {
-        unsigned int bits = 0;
-        memcpy(&bits, &value, sizeof(T));
-        store_relaxed(reinterpret_cast<unsigned long long*>(status.flags) + tile,
-                      (unsigned long long)bits << 32 | (epoch << 2 | state));
-    } else {
-        store_cg(state == STATUS_INCLUSIVE ? status.inclusive + tile : status.aggregate + tile, value);
-        __threadfence();
-        atomicExch(status.flags + tile, epoch << 2 | state);
-    }
+__device__ __forceinline__ void publish(unsigned long long* words, long long t, unsigned int epoch, T value) {
+    unsigned int bits[status_words<T>()] = {};
+    memcpy(bits, &value, sizeof(T));
+    #pragma unroll
+    for (int w = 0; w < status_words<T>(); ++w)
+        store_relaxed(words + t * status_words<T>() + w, (unsigned long long)bits[w] << 32 | epoch);
 }
 
-// Wait until tile t has published in this launch; return its state, and its value in `value`.
+// Whether tile t has published its value in `words` in this launch; if so, it is in `value`.
 template <typename T>
-__device__ __forceinline__ unsigned int wait_for_status(const TileStatus<T>& status, long long t, unsigned int epoch,
-                                                        T& value) {
-    if constexpr (packed_status<T>()) {
-        const unsigned long long* at = reinterpret_cast<const unsigned long long*>(status.flags) + t;
-        unsigned long long word;
-        do {
-            word = load_relaxed(at);
-        } while (((unsigned int)word >> 2) != epoch);
-        const unsigned int bits = (unsigned int)(word >> 32);
-        memcpy(&value, &bits, sizeof(T));
-        return (unsigned int)word & 3u;
-    } else {
-        unsigned int flag;
-        do {
-            flag = atomicAdd(status.flags + t, 0u);
-        } while ((flag >> 2) != epoch);
-        __threadfence();
-        const unsigned int state = flag & 3u;
-        value = load_cg(state == STATUS_INCLUSIVE ? status.inclusive + t : status.aggregate + t);
-        return state;
+__device__ __forceinline__ bool try_read(const unsigned long long* words, long long t, unsigned int epoch, T& value) {
+    unsigned int bits[status_words<T>()];
+    bool ready = true;
+    #pragma unroll
+    for (int w = 0; w < status_words<T>(); ++w) {
+        const unsigned long long word = load_relaxed(words + t * status_words<T>() + w);
+        ready = ready && (unsigned int)word == epoch;
+        bits[w] = (unsigned int)(word >> 32);
     }
+    memcpy(&value, bits, sizeof(T));
+    return ready;
 }
 
-// Called by one whole warp for tile > 0; every lane returns the fold of all
-// tiles before `tile`, in order.
+#define LOOKBACK_SLOTS ((LOOKBACK_TILES + BLOCK_THREADS - 1) / BLOCK_THREADS)  // window slots per thread
+#define LOOKBACK_GROUP 16                                                      // slots folded by one thread
+#define LOOKBACK_GROUPS ((LOOKBACK_TILES + LOOKBACK_GROUP - 1) / LOOKBACK_GROUP)
+
+// prefix(tile) as above, without the initial value, for thread 0; false when
+// nothing comes before the tile (tile 0). Called by every thread (it has
+// barriers), after the tile published its aggregate.
+//
+// Slot s of the window is tile (tile - W + s): slot 0 its P, the others their
+// A. Each thread waits for its slots on its own; then groups of 16 slots are
+// folded left to right by one thread each, then the groups by thread 0. The
+// fold goes through shared memory, not shuffles: after a loop that waits on
+// other blocks, ptxas cannot prove a warp whole again (common.cu).
 template <typename T, typename Combine>
-__device__ __forceinline__ T look_back(const TileStatus<T>& status, long long tile, unsigned int epoch,
-                                       Combine combine) {
-    const int lane = lane_id();
-    T prefix = T();
-    bool has_prefix = false;
-    for (long long window_end = tile; window_end > 0; window_end -= WARP_THREADS) {
-        const long long t = window_end - WARP_THREADS + lane;  // lane 31: the nearest predecessor
-        unsigned int state = 0;
-        T value = T();
-        if (t >= 0) state = wait_for_status(status, t, epoch, value);
-        const unsigned int inclusive_lanes = __ballot_sync(0xffffffffu, state == STATUS_INCLUSIVE);
-        const int first = inclusive_lanes ? 31 - __clz(inclusive_lanes) : 0;
-        bool has = t >= 0 && lane >= first;
-        T window = warp_fold_partial(value, has, combine);
-        window = shuffle_index(window, 0);
-        if (__shfl_sync(0xffffffffu, has, 0)) {
-            prefix = has_prefix ? combine(window, prefix) : window;
-            has_prefix = true;
+__device__ __forceinline__ bool look_back(const TileStatus<T>& status, long long tile, unsigned int epoch, T& prefix,
+                                          Combine combine) {
+    __shared__ T window[LOOKBACK_TILES];
+    __shared__ T groups[LOOKBACK_GROUPS];
+    __shared__ bool group_has[LOOKBACK_GROUPS];
+    const long long start = tile - LOOKBACK_TILES;
+    #pragma unroll
+    for (int j = 0; j < LOOKBACK_SLOTS; ++j) {
+        const int s = j * BLOCK_THREADS + threadIdx.x;
+        if (s < LOOKBACK_TILES && start + s >= 0) {
+            const unsigned long long* words = s == 0 ? status.inclusive : status.aggregate;
+            T value;
+            while (!try_read(words, start + s, epoch, value)) {
+            }
+            window[s] = value;
         }
-        if (inclusive_lanes) break;
     }
-    return prefix;
-}
-
-// Thread 0 takes the next tile id and shares it with the block.
-template <typename T>
-__device__ __forceinline__ long long next_tile_id(const TileStatus<T>& status, long long tiles) {
-    __shared__ long long id;
+    __syncthreads();
+    const int present = start < 0 ? (int)-start : 0;  // the first slot that is a tile
+    if (threadIdx.x < LOOKBACK_GROUPS) {
+        T x = T();
+        bool any = false;
+        #pragma unroll
+        for (int j = 0; j < LOOKBACK_GROUP; ++j) {
+            const int s = threadIdx.x * LOOKBACK_GROUP + j;
+            if (s >= present && s < LOOKBACK_TILES) {
+                x = any ? combine(x, window[s]) : window[s];
+                any = true;
+            }
+        }
+        groups[threadIdx.x] = x;
+        group_has[threadIdx.x] = any;
+    }
+    __syncthreads();
+    bool has = false;
     if (threadIdx.x == 0) {
-        id = atomicAdd(status.next_tile, 1u);
-        if (id == tiles - 1) *status.next_tile = 0;  // every block has its id: reset for the next launch
+        for (int g = 0; g < LOOKBACK_GROUPS; ++g) {
+            if (group_has[g]) {
+                prefix = has ? combine(prefix, groups[g]) : groups[g];
+                has = true;
+            }
+        }
     }
-    __syncthreads();
-    return id;
-}
-
-// The tile a block works on: its id, the number of tiles, its first item and its item count.
-struct Tile {
-    long long id;
-    long long tiles;
-    index_t base;
-    int count;
-};
-
-// Take the next tile and load its items into shared memory (`items`).
-template <typename S, typename In, typename T>
-__device__ __forceinline__ Tile claim_tile(const TileStatus<S>& status, const In& in, index_t n, T* items) {
-    Tile tile;
-    tile.tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
-    tile.id = next_tile_id(status, tile.tiles);
-    tile.base = (index_t)tile.id * SCAN_TILE;
-    tile.count = n - tile.base < SCAN_TILE ? (int)(n - tile.base) : SCAN_TILE;
-    load_tile(in, tile.base, tile.count, items);
-    __syncthreads();
-    return tile;
+    return has;
 }

@@ -1,54 +1,61 @@
 // ---- Reduce: one launch, every fold in the input's order ---------------------
-// A grid of G blocks: block b folds the b-th contiguous share of the input
-// (whole tiles) into partials[b]. The last block to finish (it counts the
-// finished blocks in `finished`, which wraps back to 0 for the next launch)
-// folds the G partials in order, puts the initial value on the left and
-// writes the result. A grid of one block folds everything itself.
+// Block b folds the b-th TILE items into partials[b] (block_fold_tile: one
+// fixed share, every load in flight before the first fold, no loop over the
+// input). The partials are counted in groups of TILE: the last block to
+// finish in a group folds that group's partials, and when there are several
+// groups the last of those folds the groups' results (two levels: up to
+// TILE^3 items, ReducePlan checks). The block that folds the last level puts
+// the initial value on the left and writes the result; a grid of one block
+// folds everything itself. Each counter wraps back to 0 for the next launch.
+// The grouping is fixed by the tiling, so a float result's bits never depend
+// on timing; and no level loops (a shuffle in a loop gets a called slow path
+// on sm_80-89, common.cu).
+// Tile size: each thread reads REDUCE_THREAD_BYTES in UNROLL vectors, so each
+// SM keeps well over the ~20 KiB of reads in flight that the memory needs to
+// stay busy.
 
-// The block folds the `count` contiguous values at `values` in order: thread t
-// folds a run of them, then the runs are folded in thread order.
-template <typename Combine>
-__device__ __forceinline__ value_t block_fold_values(const value_t* values, unsigned int count, bool& has,
-                                                     Combine combine) {
-    const unsigned int run = (count + BLOCK_THREADS - 1) / BLOCK_THREADS;
-    const unsigned int first = threadIdx.x * run, last = min(first + run, count);
-    value_t x = value_t();
-    has = false;
-    #pragma unroll 1
-    for (unsigned int i = first; i < last; ++i) {
-        x = has ? combine(x, values[i]) : values[i];
-        has = true;
+// Partial results, read as an input of the next level's fold.
+struct Partials {
+    const value_t* data;
+};
+__device__ __forceinline__ value_t load(const Partials& in, index_t i) { return in.data[i]; }
+
+// Thread 0 stores the block's `value` at `slot` and counts it in `counter`,
+// one of `members` blocks; the block learns whether it was the last of them
+// (and then sees every other member's value).
+__device__ __forceinline__ bool publish(value_t* slot, value_t value, unsigned int* counter, unsigned int members) {
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        *slot = value;
+        __threadfence();  // the value is visible before the count says so
+        last = atomicInc(counter, members - 1) == members - 1;
+        if (last) __threadfence();  // and every other member's value before this block reads them
     }
-    x = warp_fold_partial(x, has, combine);
-    return block_fold(x, has, combine);
+    __syncthreads();
+    return last;
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 gpulab_reduce(Input0 in, index_t n, value_t* out, value_t* partials, unsigned int* finished, value_t initial,
               Uniforms u) {
     auto combine = [&](value_t a, value_t b) { return op(a, b, u); };
-    __shared__ bool last;
-    index_t begin = 0, end = n;
-    if (gridDim.x > 1) {
-        // Block b takes tiles [b * q + min(b, r), ...): q each, one more for the first r.
-        const unsigned int tiles = (unsigned int)((n + TILE - 1) / TILE);  // >= gridDim.x
-        const unsigned int q = tiles / gridDim.x, r = tiles % gridDim.x;
-        begin = (index_t)(blockIdx.x * q + min(blockIdx.x, r)) * TILE;
-        const index_t share_end = begin + (index_t)(q + (blockIdx.x < r)) * TILE;
-        end = share_end < n ? share_end : n;
+    if (n == 0) {  // nothing to read (the last tile's path reads at least one item)
+        if (threadIdx.x == 0) *out = initial;
+        return;
     }
     bool has;
-    value_t total = block_fold_range(in, begin, end, has, combine);
-    if (gridDim.x > 1) {
-        if (threadIdx.x == 0) {
-            partials[blockIdx.x] = total;
-            __threadfence();  // the partial is visible before the count says so
-            last = atomicInc(finished, gridDim.x - 1) == gridDim.x - 1;
-            if (last) __threadfence();  // and every other block's partial before this block reads them
+    value_t total = block_fold_tile(in, (index_t)blockIdx.x * TILE, n, has, combine);
+    const unsigned int tiles = gridDim.x;
+    if (tiles > 1) {
+        // partials: one per tile, then one per group; finished: one counter per group, then one for the groups
+        const unsigned int group = blockIdx.x / TILE, groups = (tiles + TILE - 1) / TILE;
+        const unsigned int members = min((unsigned int)TILE, tiles - group * TILE);
+        if (!publish(partials + blockIdx.x, total, finished + group, members)) return;
+        total = block_fold_items(Partials{partials}, (index_t)group * TILE, tiles, has, combine);
+        if (groups > 1) {
+            if (!publish(partials + tiles + group, total, finished + groups, groups)) return;
+            total = block_fold_items(Partials{partials + tiles}, 0, groups, has, combine);
         }
-        __syncthreads();
-        if (!last) return;
-        total = block_fold_values(partials, gridDim.x, has, combine);
     }
     if (threadIdx.x == 0) *out = has ? op(initial, total, u) : initial;
 }

@@ -1,7 +1,8 @@
-// ---- Scan: one pass with decoupled look-back ----------------------------------
+// ---- Scan: one pass with a deterministic look-back -----------------------------
 // A tile: load; each thread folds its items; prefixes of the threads within
-// the block; the tile's prefix from its predecessors (look-back); each thread
-// rescans its items from its full prefix; store. Every fold is in order.
+// the block; the tile's aggregate, published at once; the tile's prefix from
+// its window of predecessors (lookback.cu); each thread rescans its items
+// from its full prefix; store. Every fold is in order.
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SCAN_MIN_BLOCKS)
 gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsigned int epoch,
@@ -11,7 +12,7 @@ gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsign
     __shared__ value_t tile_aggregate, tile_prefix;
     __shared__ bool tile_has_prefix;
 
-    const Tile tile = claim_tile(status, in, n, items);
+    const Tile tile = load_block_tile(in, n, items);
     const int count = tile.count;
 
     // 1. This thread's items and their fold.
@@ -21,35 +22,32 @@ gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsign
     read_row(items, count, row);
     value_t total = row[0];
     #pragma unroll
-    for (int j = 1; j < SCAN_ITEMS; ++j)
-        if (j < mine) total = combine(total, row[j]);
+    for (int j = 1; j < SCAN_ITEMS; ++j) {
+        const value_t joined = combine(total, row[j]);
+        total = j < mine ? joined : total;  // a select, not a branch, before the shuffles (common.cu)
+    }
 
-    // 2. The prefix of this thread within the tile.
+    // 2. The prefix of this thread within the tile; the tile's aggregate, published at once.
     bool has;
     value_t prefix = block_exclusive_prefix(total, has, combine);
-
-    // 3. The tile's prefix: the initial value for tile 0, else the look-back.
     if (mine > 0 && first + mine == count) {  // the last thread holding items
         tile_aggregate = has ? combine(prefix, total) : total;
-        if (tile.id == 0)
-            publish(status, 0, epoch, STATUS_INCLUSIVE,
-                    has_initial ? combine(initial, tile_aggregate) : tile_aggregate);
-        else
-            publish(status, tile.id, epoch, STATUS_AGGREGATE, tile_aggregate);
+        publish(status.aggregate, tile.id, epoch, tile_aggregate);
     }
-    __syncthreads();
-    if (tile.id == 0) {
-        if (threadIdx.x == 0) {
-            tile_prefix = initial;
-            tile_has_prefix = has_initial;
+
+    // 3. The tile's prefix: its window of predecessors (whose barriers make
+    //    tile_aggregate visible), the initial value on the left of the first
+    //    tiles' windows (later windows start at an inclusive prefix, which has it).
+    value_t before;
+    bool has_before = look_back(status, tile.id, epoch, before, combine);
+    if (threadIdx.x == 0) {
+        if (has_initial && tile.id < LOOKBACK_TILES) {
+            before = has_before ? combine(initial, before) : initial;
+            has_before = true;
         }
-    } else if (warp_id() == 0) {
-        const value_t before = look_back(status, tile.id, epoch, combine);
-        if (threadIdx.x == 0) {
-            tile_prefix = before;
-            tile_has_prefix = true;
-            publish(status, tile.id, epoch, STATUS_INCLUSIVE, combine(before, tile_aggregate));
-        }
+        tile_prefix = before;
+        tile_has_prefix = has_before;
+        publish(status.inclusive, tile.id, epoch, has_before ? combine(before, tile_aggregate) : tile_aggregate);
     }
     __syncthreads();
 

@@ -2,30 +2,68 @@
 // Scan and filter work on a tile of SCAN_TILE items: loaded striped (each
 // access coalesced, in 16-byte vectors when possible) into shared memory,
 // where thread t owns the SCAN_ITEMS contiguous items from t * SCAN_ITEMS.
-// Each thread's row is followed by one unused slot: without it, the rows of
-// neighbouring threads start in the same memory bank, and a warp reading
-// item j of every row waits for up to 32 bank conflicts.
+//
+// Tile size: each thread owns SCAN_THREAD_BYTES (128) bytes, so a tile is
+// large (32 KiB of float32 for 256 threads) and what every tile pays once
+// (a look-back, five barriers) is paid once per 32 KiB. The rows stay in
+// registers between the two passes over them, which is what caps the size:
+// a bigger row costs registers, and fewer blocks then fit on an SM.
+//
+// Each row is followed by ROW_PAD unused items (16 bytes for vectorised
+// types): without them the rows of neighbouring threads start in the same
+// memory bank, and a warp reading one row each waits for up to 32 bank
+// conflicts. With 16 bytes a row is still 16-byte aligned, so a thread reads
+// and writes its row in vectors, conflict-free.
 
-#define TILE_SLOTS (SCAN_TILE + BLOCK_THREADS)
+#define ROW_PAD (VEC > 1 ? VEC : 1)
+#define ROW_SLOTS (SCAN_ITEMS + ROW_PAD)
+#define TILE_SLOTS (BLOCK_THREADS * ROW_SLOTS)
 
 // Where item k of the tile lives in shared memory.
-__device__ __forceinline__ int slot(int k) { return k + k / SCAN_ITEMS; }
+__device__ __forceinline__ int slot(int k) { return k + (k / SCAN_ITEMS) * ROW_PAD; }
+
+// The tile a block works on: its id, the number of tiles, its first item and its item count.
+struct Tile {
+    long long id;
+    long long tiles;
+    index_t base;
+    int count;
+};
 
 template <typename T, typename In>
 __device__ __forceinline__ void load_tile(const In& in, index_t base, int count, T* tile) {
     if constexpr (VEC > 1) {
         if (count == SCAN_TILE && can_vectorize(in)) {
+            Vector<T, VEC> v[SCAN_ITEMS / VEC];
             #pragma unroll
-            for (int r = 0; r < SCAN_ITEMS / VEC; ++r) {  // every load in flight at once
-                const int k = r * BLOCK_THREADS + threadIdx.x;
-                const Vector<T, VEC> v = load_vector(in, base + (index_t)k * VEC);
-                #pragma unroll
-                for (int j = 0; j < VEC; ++j) tile[slot(k * VEC) + j] = v.item[j];  // a vector stays in one row
-            }
+            for (int r = 0; r < SCAN_ITEMS / VEC; ++r)  // every load in flight at once
+                v[r] = load_vector(in, base + (index_t)(r * BLOCK_THREADS + threadIdx.x) * VEC);
+            #pragma unroll
+            for (int r = 0; r < SCAN_ITEMS / VEC; ++r)  // a vector stays in one row
+                *reinterpret_cast<Vector<T, VEC>*>(tile + slot((r * BLOCK_THREADS + threadIdx.x) * VEC)) = v[r];
             return;
         }
     }
-    for (int k = threadIdx.x; k < count; k += BLOCK_THREADS) tile[slot(k)] = load(in, base + k);
+    #pragma unroll
+    for (int r = 0; r < SCAN_ITEMS; ++r) {  // item by item, all loads in flight at once
+        const int k = r * BLOCK_THREADS + threadIdx.x;
+        if (k < count) tile[slot(k)] = load(in, base + k);
+    }
+}
+
+// Block b works on tile b and loads its items into shared memory (`items`).
+// Tile ids are block indices, as in CUB: blocks start in index order, so
+// every tile a look-back waits for has started (or finished) already.
+template <typename In, typename T>
+__device__ __forceinline__ Tile load_block_tile(const In& in, index_t n, T* items) {
+    Tile tile;
+    tile.id = blockIdx.x;
+    tile.tiles = gridDim.x;
+    tile.base = (index_t)tile.id * SCAN_TILE;
+    tile.count = n - tile.base < SCAN_TILE ? (int)(n - tile.base) : SCAN_TILE;
+    load_tile(in, tile.base, tile.count, items);
+    __syncthreads();
+    return tile;
 }
 
 template <typename T>
@@ -34,26 +72,31 @@ __device__ __forceinline__ void store_tile(const Output& out, index_t base, int 
         if (count == SCAN_TILE && can_vectorize(out)) {
             #pragma unroll
             for (int r = 0; r < SCAN_ITEMS / VEC; ++r) {
-                const int k = r * BLOCK_THREADS + threadIdx.x;
-                Vector<T, VEC> v;
-                #pragma unroll
-                for (int j = 0; j < VEC; ++j) v.item[j] = tile[slot(k * VEC) + j];
-                store_vector(out, base + (index_t)k * VEC, v);
+                const int k = (r * BLOCK_THREADS + threadIdx.x) * VEC;
+                store_vector(out, base + k, *reinterpret_cast<const Vector<T, VEC>*>(tile + slot(k)));
             }
             return;
         }
     }
-    for (int k = threadIdx.x; k < count; k += BLOCK_THREADS) store(out, base + k, tile[slot(k)]);
+    #pragma unroll
+    for (int r = 0; r < SCAN_ITEMS; ++r) {
+        const int k = r * BLOCK_THREADS + threadIdx.x;
+        if (k < count) store(out, base + k, tile[slot(k)]);
+    }
 }
 
 // This thread's row: its SCAN_ITEMS items (those past `count` are copies of item 0).
 template <typename T>
 __device__ __forceinline__ void read_row(const T* tile, int count, T (&row)[SCAN_ITEMS]) {
     const int first = threadIdx.x * SCAN_ITEMS;
-    const T* mine = tile + threadIdx.x * (SCAN_ITEMS + 1);
+    const T* mine = tile + threadIdx.x * ROW_SLOTS;
     if (count == SCAN_TILE) {
         #pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = mine[j];
+        for (int r = 0; r < SCAN_ITEMS / VEC; ++r) {
+            const Vector<T, VEC> v = reinterpret_cast<const Vector<T, VEC>*>(mine)[r];
+            #pragma unroll
+            for (int j = 0; j < VEC; ++j) row[r * VEC + j] = v.item[j];
+        }
     } else {
         #pragma unroll
         for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = first + j < count ? mine[j] : tile[0];
@@ -62,9 +105,14 @@ __device__ __forceinline__ void read_row(const T* tile, int count, T (&row)[SCAN
 
 template <typename T>
 __device__ __forceinline__ void write_row(T* tile, const T (&row)[SCAN_ITEMS]) {
-    const int first = threadIdx.x * (SCAN_ITEMS + 1);
+    Vector<T, VEC>* mine = reinterpret_cast<Vector<T, VEC>*>(tile + threadIdx.x * ROW_SLOTS);
     #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) tile[first + j] = row[j];
+    for (int r = 0; r < SCAN_ITEMS / VEC; ++r) {
+        Vector<T, VEC> v;
+        #pragma unroll
+        for (int j = 0; j < VEC; ++j) v.item[j] = row[r * VEC + j];
+        mine[r] = v;
+    }
 }
 
 // Each thread's exclusive prefix within the block, from its own total:
