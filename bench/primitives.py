@@ -348,6 +348,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--latency-only", action="store_true",
                         help="only the per-call latency table and the build times (no 2^28 throughput part)")
+    parser.add_argument("--throughput-only", action="store_true", help="only the 2^28 throughput part")
     parser.add_argument("--no-peers", action="store_true", help="latency of gpulab's calls alone")
     parser.add_argument("--sizes", type=_sizes, default=list(LATENCY_SIZES), help="latency sizes, e.g. 2^10,2^20")
     args = parser.parse_args()
@@ -365,15 +366,17 @@ def main() -> None:
             sub.rows = [r for r in table.rows if r["dtype"] == dtype]
             sub.print(copies[dtype])
             print()
-    lat = latencies(args.sizes, peers=not args.no_peers)
-    print_latencies(lat)
-    builds = build_times()
-    print("gpulab first build of a new spec, warm process (s):", {k: round(v, 3) for k, v in builds.items()})
+    lat, builds = {}, {}
+    if not args.throughput_only:
+        lat = latencies(args.sizes, peers=not args.no_peers)
+        print_latencies(lat)
+        builds = build_times()
+        print("gpulab first build of a new spec, warm process (s):", {k: round(v, 3) for k, v in builds.items()})
     record = {"device": str(device), "gpu": device.description, "compute_capability": device.compute_capability,
               "n": N, "repeats": REPEATS, "versions": _versions(), "throughput": table.rows,
               "latency_us": lat, "build_seconds": builds, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     args.out.mkdir(parents=True, exist_ok=True)
-    suffix = "-latency" if args.latency_only else ""
+    suffix = "-latency" if args.latency_only else "-throughput" if args.throughput_only else ""
     path = args.out / f"primitives-{device.description.replace(' ', '_')}{suffix}.json"
     path.write_text(json.dumps(record, indent=2, default=str))
     print(f"wrote {path}")

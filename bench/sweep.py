@@ -1,0 +1,125 @@
+"""Tuning sweep: codegen's tuning constants set in-process, each shape rebuilt and timed beside the copy.
+
+Run on a GPU: ``python bench/sweep.py [--variants NAME,...] [--n LOG2]``.
+Each variant sets some of :mod:`gpulab.compiler.codegen`'s constants (the
+build keys digest them, so every variant builds anew), checks its results
+against CuPy, and prints GB/s of the primitives it changes and the ratio to a device-to-device copy timed
+just before it. Timing as in bench/primitives.py (CUDA events, median).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import cupy
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import gpulab  # noqa: E402
+from gpulab.compiler import codegen, spec  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from primitives import MAP_OPS, add, gpu_seconds, is_positive  # noqa: E402
+
+SCAN, REDUCE, MAP = ("scan", "filter"), ("reduce",), ("map",)
+VARIANTS = {  # name: (constants, what they change)
+    "landed": ({}, ("scan", "filter", "reduce", "map")),
+    "window128": ({"LOOKBACK_TILES": 128}, SCAN),
+    "window512": ({"LOOKBACK_TILES": 512}, SCAN),
+    "scan512x64B-1536": ({"SCAN_BLOCK_THREADS": 512, "SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536}, SCAN),
+    "scan256x64B-1536": ({"SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536}, SCAN),
+    "scan256x128B-768": ({"SCAN_RESIDENT_THREADS": 768}, SCAN),
+    "scan256x128B-1280": ({"SCAN_RESIDENT_THREADS": 1280}, SCAN),
+    "scan256x96B-1280": ({"SCAN_THREAD_BYTES": 96, "SCAN_RESIDENT_THREADS": 1280}, SCAN),
+    "reduce64B": ({"REDUCE_THREAD_BYTES": 64}, REDUCE),
+    "reduce128B": ({"REDUCE_THREAD_BYTES": 128}, REDUCE),
+    "block512-reduce128B": ({"BLOCK_THREADS": 512, "REDUCE_THREAD_BYTES": 128}, REDUCE + MAP),
+    "map-unroll1": ({"MAP_UNROLL": 1}, MAP),
+    "map-unroll4": ({"MAP_UNROLL": 4}, MAP),
+}
+DEFAULTS = {name: getattr(codegen, name) for variant, _ in VARIANTS.values() for name in variant}
+
+
+def use(variant: dict) -> None:
+    """Set codegen's constants to ``variant`` (the others to their defaults)."""
+    for name, value in {**DEFAULTS, **variant}.items():
+        setattr(codegen, name, value)
+    spec.toolchain_versions.cache_clear()  # the template fingerprint digests the constants
+
+
+def measure(primitives, n: int, dtype: str) -> dict:
+    rng = cupy.random.default_rng(0)
+    xs = (rng.standard_normal(n, dtype=np.float32) if dtype == "float32"
+          else rng.integers(-1000, 1000, n, dtype=np.int32))
+    out = cupy.empty_like(xs)
+    size = xs.nbytes
+    found = {"copy": 2 * size / gpu_seconds(lambda: out.__setitem__(Ellipsis, xs)) / 1e9}
+    if "scan" in primitives:
+        scan = gpulab.make_scan(add, xs)
+        scan(xs, out=out)
+        if dtype == "int32":
+            assert bool(cupy.all(out == cupy.cumsum(xs, dtype=np.int32))), "scan is wrong"
+        else:
+            reference = cupy.cumsum(xs.astype(np.float64))
+            assert float(cupy.max(cupy.abs(out - reference))) < 1e-3 * n**0.5, "scan is wrong"
+        first = out.copy()
+        found["scan"] = 2 * size / gpu_seconds(lambda: scan(xs, out=out)) / 1e9
+        found["scan_same_bits"] = bool(cupy.all(first.view(np.uint32) == out.view(np.uint32)))
+    if "filter" in primitives:
+        keep = gpulab.make_filter(is_positive, xs)
+        kept = cupy.zeros((), np.int64)
+        keep(xs, out=out, kept=kept)
+        expected = xs[xs > 0]
+        assert int(kept) == expected.size and bool(cupy.all(out[: expected.size] == expected)), "filter is wrong"
+        moved = size + expected.size * xs.itemsize
+        found["filter"] = moved / gpu_seconds(lambda: keep(xs, out=out, kept=kept)) / 1e9
+    if "reduce" in primitives:
+        reduce = gpulab.make_reduce(add, xs)
+        scalar, zero = cupy.empty((), xs.dtype), np.zeros((), xs.dtype)[()]
+        temp = cupy.empty(max(reduce.temp_storage_bytes(n), 1), np.uint8)
+        reduce(xs, zero, out=scalar, temp_storage=temp)
+        if dtype == "int32":
+            assert int(scalar) == int(cupy.sum(xs, dtype=np.int64)), "reduce is wrong"
+        found["reduce"] = size / gpu_seconds(lambda: reduce(xs, zero, out=scalar, temp_storage=temp)) / 1e9
+    if "map" in primitives:
+        mapper = gpulab.make_map(MAP_OPS[dtype], xs)
+        mapper(xs, out=out)
+        assert bool(cupy.all(out == xs * 2 + 1)), "map is wrong"
+        found["map"] = 2 * size / gpu_seconds(lambda: mapper(xs, out=out)) / 1e9
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--n", type=int, default=28, help="log2 of the item count")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    rows = []
+    for name in args.variants.split(","):
+        constants, primitives = VARIANTS[name]
+        use(constants)
+        for dtype in ("float32", "int32"):
+            start = time.perf_counter()
+            try:
+                found = measure(primitives, 2**args.n, dtype)
+            except Exception as exc:  # a variant that fails is reported, the sweep goes on
+                print(f"{name:22} {dtype:8} error: {type(exc).__name__}: {exc}"[:300], flush=True)
+                continue
+            ratios = {k: v / found["copy"] for k, v in found.items() if k not in ("copy", "scan_same_bits")}
+            rows.append({"variant": name, "constants": constants, "dtype": dtype, "gb_per_s": found,
+                         "vs_copy": ratios})
+            print(f"{name:22} {dtype:8} copy {found['copy']:6.0f} GB/s; "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in ratios.items())
+                  + ("" if found.get("scan_same_bits", True) else " SCAN BITS DIFFER")
+                  + f"  ({time.perf_counter() - start:.1f} s)", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
