@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from .errors import ConversionError
+from .errors import ConversionError, HostArrayError, LengthMismatchError
 from .iota import Iota
 from .types import ElementType
 
@@ -186,8 +186,6 @@ def check_output(out, dtype: np.dtype, size: int, primitive: str) -> np.ndarray:
     HostArrayError, LengthMismatchError
         When it is not a NumPy array, or holds another number of items.
     """
-    from .errors import HostArrayError, LengthMismatchError
-
     if not isinstance(out, np.ndarray):
         raise HostArrayError(f"out= must be a NumPy array on the host, not {type(out).__name__}")
     if not same_type(out.dtype, np.dtype(dtype)):
