@@ -15,6 +15,7 @@ import numpy as np
 
 from ..captures import is_device_array
 from ..conversion import wrong_dtype
+from ..device import devices
 from ..errors import HostArrayError
 
 
@@ -119,7 +120,7 @@ def array_fields(x, dtype: np.dtype, name: str) -> tuple[int, int, int, int, int
 
 
 def device_ordinal(x) -> int | None:
-    """The CUDA ordinal of the device whose memory holds device array ``x`` (``None`` when it has no memory).
+    """The CUDA ordinal of the device whose memory holds device array ``x`` (``None`` when none can be told).
 
     A CuPy array says so itself; a DLPack object through ``__dlpack_device__``;
     any other ``__cuda_array_interface__`` object is asked of the driver by its pointer.
@@ -130,14 +131,14 @@ def device_ordinal(x) -> int | None:
     if not hasattr(x, "__cuda_array_interface__") and hasattr(x, "__dlpack_device__"):
         return int(x.__dlpack_device__()[1])
     pointer = x.__cuda_array_interface__["data"][0]
-    if not pointer:
+    if not pointer or len(devices()) == 1:  # no GPU here: nothing to tell the pointer's device by
         return None
     from cuda.bindings import driver
 
-    from .module import _check
-
-    return int(_check(driver.cuPointerGetAttribute(driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                                    pointer)))
+    status, ordinal = driver.cuPointerGetAttribute(driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                                   pointer)
+    # A pointer the driver does not know (host memory) belongs to no device; its launch says what is wrong.
+    return int(ordinal) if status == driver.CUresult.CUDA_SUCCESS else None
 
 
 def empty(shape, dtype: np.dtype):
