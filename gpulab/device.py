@@ -87,6 +87,11 @@ def _gpus() -> tuple[Device, ...]:
     return tuple(found)
 
 
+def gpu_count() -> int:
+    """How many CUDA GPUs this machine has (asked of the driver once)."""
+    return len(_gpus())
+
+
 def devices() -> list[Device]:
     """List ``host`` and every CUDA device."""
     return [_host(), *_gpus()]

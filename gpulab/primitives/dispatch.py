@@ -21,7 +21,7 @@ from ..kernel import Kernel, as_kernel, references_unchanged
 from ..lru import LRU
 from ..mapped import Mapped, kind_of, leaves
 from ..registry import Primitive
-from ..runtime.arrays import is_device_array, to_host
+from ..runtime.arrays import device_array, is_device_array, to_host
 from ..types import ElementType, element_type
 
 PLANS: LRU = LRU(256)
@@ -66,9 +66,17 @@ def operator_types(record: Primitive, kernel: Kernel, arrays) -> tuple[ElementTy
     An element-wise primitive passes one item of each array; the others pass
     items of their one array to every parameter.
     """
-    examples = [x if isinstance(x, Iota) or (hasattr(x, "dtype") and not isinstance(x, type)) else np.empty(0, x)
-                for x in arrays]
+    examples = [_example(x) for x in arrays]
     return element_types(kernel, examples if record.elementwise else examples[:1] * record.arity[0])
+
+
+def _example(x):
+    """Something with the ``dtype`` of input ``x``: itself, its device view, or an empty array of a dtype given."""
+    if isinstance(x, Iota) or (hasattr(x, "dtype") and not isinstance(x, type)):
+        return x
+    if is_device_array(x):  # seen only through __cuda_array_interface__ or DLPack
+        return device_array(x)
+    return np.empty(0, x)
 
 
 def make_plan(record: Primitive, fn, arrays, device: Device, **options):

@@ -19,7 +19,8 @@ from .. import captures
 from ..captures import ArrayType
 from ..compiler.build import build_for, make_spec
 from ..compiler.bundle import bundle_of
-from ..device import Device
+from ..conversion import check_iota
+from ..device import Device, gpu_count
 from ..display.view import BuildView
 from ..errors import DeviceError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
@@ -28,7 +29,7 @@ from ..mapped import Mapped, input_kinds, walk
 from ..registry import primitive as primitive_record
 from ..runtime import bounds
 from ..runtime.arrays import array_fields, device_ordinal, strided_array
-from ..runtime.module import ArgumentPack, LoadedModule, load, plain_number, value_fields
+from ..runtime.module import ArgumentPack, LoadedModule, activate, load, plain_number, value_fields
 from . import params
 
 INT32_MAX = 2**31 - 1
@@ -284,12 +285,27 @@ def on_plan_device(call):
 
     @functools.wraps(call)
     def run(self, *args, **kwargs):
+        ordinal = self.device.ordinal
+        activated = _THREAD.__dict__.setdefault("activated", set())
+        if ordinal not in activated:
+            # A new thread's device is 0 with no current context, and entering Device(0) there makes none
+            # current: once per thread and device, make the primary context current for the driver.
+            import cupy
+
+            with cupy.cuda.Device(ordinal):
+                activate(self.device)
+            activated.add(ordinal)
+        if gpu_count() == 1:  # the one GPU is always current: no switch to pay for on every call
+            return call(self, *args, **kwargs)
         import cupy
 
-        with cupy.cuda.Device(self.device.ordinal):
+        with cupy.cuda.Device(ordinal):
             return call(self, *args, **kwargs)
 
     return run
+
+
+_THREAD = threading.local()
 
 
 def captured_fields(values, checked_on: Device | None) -> tuple:

@@ -218,9 +218,10 @@ def _kernel_nodes(call) -> int:
 def test_every_primitive_is_one_launch(n):
     xs = cupy.ones(n, np.int32)
     out, scalar, kept = cupy.empty_like(xs), cupy.empty((), np.int32), cupy.empty((), np.int64)
+    doubled = cupy.empty(n, np.int64)  # x + x of int32 items is int64 (numba's typing); out= is never converted
     mapper, reducer = gpulab.make_map(twice, xs), gpulab.make_reduce(add, xs)
     scanner, filterer = gpulab.make_scan(add, xs), gpulab.make_filter(positive, xs)
-    assert _kernel_nodes(lambda s: mapper(xs, out=out, stream=s)) == 1
+    assert _kernel_nodes(lambda s: mapper(xs, out=doubled, stream=s)) == 1
     assert _kernel_nodes(lambda s: reducer(xs, np.int32(0), out=scalar, stream=s)) == 1
     assert _kernel_nodes(lambda s: scanner(xs, out=out, stream=s)) == 1
     assert _kernel_nodes(lambda s: filterer(xs, out=out, kept=kept, stream=s)) == 1

@@ -1,5 +1,6 @@
 """Plans show themselves as their build's view, and list the builds they ran (no GPU needed to look)."""
 
+import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import gpulab
@@ -23,3 +24,25 @@ def test_a_plan_displays_its_build_before_it_ran_any():
     assert data["text/plain"].startswith("<gpulab ScanPlan: scan(add) of (int32, int32) on cuda:0, 0 build(s)")
     assert plan.build() is plan.build()  # from the build cache
     assert plan.build(64).options.index_bits == 64
+
+
+def half(i: gpulab.i64) -> gpulab.f32:
+    return gpulab.f32(i) / 2
+
+
+def test_a_map_plan_over_an_iota_writes_its_start_and_refuses_a_range_float32_cannot_hold():
+    """Made, not run: an iota input's fields are its start, its size the plan's; the same check of its
+    range as the host's (docs/conversion.md), before anything is launched."""
+    from gpulab.errors import ConversionError
+    from gpulab.primitives import dispatch
+    from gpulab.registry import PRIMITIVES
+
+    plan = dispatch.make_plan(PRIMITIVES["map"], half, [gpulab.iota(10)], H100)
+    assert plan.input_fields(gpulab.iota(100, start=7), 0, plan.uniform_values())[:2] == ((7,), 100)
+    wide = dispatch.make_plan(PRIMITIVES["map"], halve_f32, [gpulab.iota(10)], H100)
+    with pytest.raises(ConversionError, match="-16777216 .. 16777216"):
+        wide.input_fields(gpulab.iota(2**25), 0, wide.uniform_values())
+
+
+def halve_f32(x: gpulab.f32) -> gpulab.f32:
+    return x / 2
