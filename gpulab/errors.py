@@ -177,6 +177,12 @@ class WarmError(GpulabError):
     """A notebook run to fill a shared build cache stopped at an error (the message names the cell)."""
 
 
+USER_ERRORS = (UserCodeError, TargetError, DeviceError, LengthMismatchError, ArgumentError, HostArrayError,
+               VerificationError)
+"""Errors in what the user wrote or passed (not failures of gpulab's tools): their message says it all,
+so a notebook shows them without gpulab's frames."""
+
+
 class GpulabWarning(UserWarning):
     """Base class of gpulab's warnings."""
 

@@ -25,7 +25,7 @@ from ..device import device as find_device
 from ..display.errors import format_error
 from ..errors import ArgumentError, GpulabError, KernelTypeError, UserCodeError
 from ..kernel import Kernel
-from . import formatters, session
+from . import formatters, session, tracebacks
 from .result import run_cell
 
 __all__ = ["GpulabMagics", "load_ipython_extension"]
@@ -307,3 +307,4 @@ def load_ipython_extension(ipython) -> None:
     """Register ``%%gpukernel`` and ``%gpulab``, and how builds display (what ``%load_ext gpulab`` calls)."""
     ipython.register_magics(GpulabMagics)
     formatters.register(ipython)
+    tracebacks.register(ipython)

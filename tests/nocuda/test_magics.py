@@ -309,6 +309,28 @@ def test_tracebacks_name_the_running_cell(shell):
     assert frames(captured.stdout + captured.stderr) == [f"Cell In[{number}], line 4"]
 
 
+@pytest.mark.parametrize(("body", "error", "line"), [
+    # one input for a function of two
+    ("def pair(x: f32, y: f32) -> f32:\n    return x + y\n\ngpulab.map(pair, np.arange(3, dtype=np.float32))",
+     "KernelTypeError: map calls `pair` with 1 argument(s), but it takes 2 (x, y)", 3),
+    # a numba typing error, through the Python API
+    ("def worded(x: f32) -> f32:\n    return x + 'one'\n\ngpulab.compile('map', worded, target='sm_90')",
+     "FrontendError: numba could not compile `worded`: there is no `+` for (f32, str)", 4),
+    # an input of another type than the function takes: refused on the host as on a device
+    ("def ints(a: i32, b: i32) -> i32:\n    return a + b\n\ngpulab.reduce(ints, np.full(4, 0.5, np.float32), 0)",
+     "ConversionError: the input holds float32, but `ints` takes int32: convert it first (x.astype(np.int32))",
+     None),  # the call's line is the one to fix: no line of its own
+])
+def test_gpulab_errors_of_the_python_api_show_the_users_frames_only(shell, body, error, line):
+    number, captured = run_numbered(shell, f"import gpulab\nimport numpy as np\n{body}\n")
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", captured.stdout + captured.stderr)
+    assert error in shown, shown
+    assert frames(shown) == [f"Cell In[{number}], line 6"], shown  # the call's line; none of gpulab's frames
+    if line is not None:
+        assert re.search(rf'File "[^"]+", line {line}\n', shown), shown  # the message's own: the function's line
+    assert "site-packages" not in shown and "gpulab/" not in shown, shown
+
+
 def test_a_typing_error_shows_the_expression_and_gpulab_type_names(shell):
     captured = run(shell, '%%gpukernel map --target sm_90\ndef bad_types(x: f32, y: f32) -> f32:\n'
                           '    z = x\n    return y + "one"\n')
