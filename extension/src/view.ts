@@ -159,11 +159,11 @@ export class PaneView {
     nav.hidden = true;
     const prev = h(doc, 'button', 'gpulab-linked-prev', '‹');
     prev.type = 'button';
-    prev.title = 'Previous linked line';
+    prev.title = 'Previous linked line (Shift+N)';
     prev.setAttribute('aria-label', 'Previous linked line');
     const next = h(doc, 'button', 'gpulab-linked-next', '›');
     next.type = 'button';
-    next.title = 'Next linked line';
+    next.title = 'Next linked line (N)';
     next.setAttribute('aria-label', 'Next linked line');
     this._navCount = h(doc, 'span', 'gpulab-linked-count');
     prev.addEventListener('click', () => this.stepLinked(-1));
@@ -842,6 +842,17 @@ export class BuildView implements IPaneHost {
     this.node = node;
   }
 
+  /**
+   * N / Shift+N: the next or previous linked line, in the focused pane when it has
+   * linked lines, else in the last shown pane that has (the SASS, most often).
+   */
+  private _stepByKey(target: HTMLElement | null, direction: 1 | -1): void {
+    const focused = (target?.closest('.gpulab-pane') as HTMLElement | null)?.dataset.pane;
+    const shown = this._panes.filter(p => !this._hidden.has(p.id) && p.linked.size > 0);
+    const pane = shown.find(p => p.id === focused) ?? shown[shown.length - 1];
+    pane?.stepLinked(direction);
+  }
+
   /** The bundle currently shown (main or compare), normalized. */
   get shown(): IBundle | null {
     if (!this._bundle) {
@@ -1280,6 +1291,13 @@ export class BuildView implements IPaneHost {
   };
 
   private _onKeyDown = (event: KeyboardEvent): void => {
+    const target = event.target as HTMLElement | null;
+    if (event.key.toLowerCase() === 'n' && !event.ctrlKey && !event.metaKey && !event.altKey &&
+        target?.tagName !== 'INPUT') {
+      this._stepByKey(target, event.shiftKey ? -1 : 1);
+      event.preventDefault();
+      return;
+    }
     if (event.key === 'Escape' && this._expanded && !this._pinned) {
       this.setExpanded(false);
       return;

@@ -378,4 +378,29 @@ describe('layout', () => {
     view.node.querySelector('.gpulab-panes')!.dispatchEvent(new MouseEvent('mouseleave'));
     expect(nav.hidden).toBe(true);
   });
+
+  it('steps through the linked lines with N and Shift+N, in the focused pane or the SASS', () => {
+    const b = exampleBundle();
+    b.links.sass = { '3': ['py:2'], '12': ['py:2', 'cu:42'], '17': ['py:2'] };
+    view.render(b);
+    line('python', 1).click(); // pinned: the links stay while the keyboard is used
+    const sass = q('.gpulab-pane[data-pane="sass"]') as HTMLElement;
+    const count = sass.querySelector('.gpulab-linked-count') as HTMLElement;
+    const key = (target: Element, k: string, shiftKey = false) =>
+      target.dispatchEvent(new KeyboardEvent('keydown', { key: k, shiftKey, bubbles: true }));
+    // From the Python pane, which has no other linked lines: the SASS steps.
+    key(q('.gpulab-pane[data-pane="python"] .gpulab-scroller')!, 'n');
+    expect(count.textContent).toBe('1/3 linked');
+    const scroller = sass.querySelector('.gpulab-scroller')!;
+    key(scroller, 'n');
+    expect(count.textContent).toBe('2/3 linked');
+    expect(line('sass', 12).classList.contains('gpulab-linked-current')).toBe(true);
+    key(scroller, 'N', true);
+    key(scroller, 'N', true);
+    expect(count.textContent).toBe('3/3 linked');
+    expect(line('sass', 17).classList.contains('gpulab-linked-current')).toBe(true);
+    // Typing in a search box is typing, not stepping.
+    key(sass.querySelector('input')!, 'n');
+    expect(count.textContent).toBe('3/3 linked');
+  });
 });
