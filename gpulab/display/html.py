@@ -2,8 +2,8 @@
 
 The fragment is self-contained: an inline ``<style>`` scoped under the
 ``gpulab-build`` class, the header and the panes as plain markup, and a small
-optional ``<script>`` that links lines across panes on hover. Without the
-script (GitHub, nbviewer) every line still carries its colour and a
+optional ``<script>`` that links lines across panes on hover and makes the
+gaps between panes splitters to drag. Without the script (GitHub, nbviewer) every line still carries its colour and a
 ``title`` naming its source lines. Every string from the bundle is escaped.
 """
 
@@ -409,4 +409,18 @@ hot=rows(e);hot.forEach(function(x){x.classList.add("gl-hot")})});
 r.addEventListener("mouseleave",clear);
 r.addEventListener("click",function(ev){var e=row(ev);if(!e)return;var own=e.closest(".gl-sc"),done=new Set([own]);
 rows(e).forEach(function(x){var sc=x.closest(".gl-sc");if(!sc||done.has(sc))return;done.add(sc);
-sc.scrollTop=Math.max(0,x.offsetTop-sc.clientHeight/3)})})}init(0)})();"""
+sc.scrollTop=Math.max(0,x.offsetTop-sc.clientHeight/3)})});
+r.querySelectorAll(".gl-grid").forEach(function(g){split(g,r)})}
+function split(g,r){function pair(x,y){var l=null,rt=null;
+g.querySelectorAll(":scope>.gl-pane").forEach(function(p){var b=p.getBoundingClientRect();
+if(!b.width||y<b.top||y>b.bottom)return;if(b.right<=x+1&&(!l||b.right>l.b.right))l={p:p,b:b};
+if(b.left>=x-1&&(!rt||b.left<rt.b.left))rt={p:p,b:b}});return l&&rt&&rt.b.left-l.b.right<20?[l,rt]:null}
+g.addEventListener("mousemove",function(ev){if(ev.target===g)g.style.cursor=pair(ev.clientX,ev.clientY)?"col-resize":""});
+g.addEventListener("mousedown",function(ev){if(ev.target!==g||ev.button!==0)return;var s=pair(ev.clientX,ev.clientY);
+if(!s)return;ev.preventDefault();var x0=ev.clientX,w=s[0].b.width+s[1].b.width,min=Math.min(parseFloat(getComputedStyle(s[0].p).minWidth)||120,w/2);
+function set(p,px){p.style.setProperty("flex","0 0 "+px+"px","important")}
+function mv(e){var a=Math.max(min,Math.min(w-min,s[0].b.width+e.clientX-x0));set(s[0].p,a);set(s[1].p,w-a)}
+function up(){document.removeEventListener("mousemove",mv);document.removeEventListener("mouseup",up)}
+document.addEventListener("mousemove",mv);document.addEventListener("mouseup",up)});
+function reset(){g.querySelectorAll(":scope>.gl-pane").forEach(function(p){p.style.removeProperty("flex")})}
+window.addEventListener("resize",reset);r.addEventListener("change",reset)}init(0)})();"""
