@@ -97,8 +97,9 @@ def _names(ccs) -> str:
 
 def _require_known(cc: tuple[int, int], spec) -> None:
     if cc not in ARCHITECTURES:
-        raise TargetError(f"{spec!r} (sm_{cc[0]}{cc[1]}) is not a supported target; "
-                          f"choose one of {_names(ARCHITECTURES)}")
+        named = f"sm_{cc[0]}{cc[1]}"
+        said = repr(spec) if spec == named else f"{spec!r} ({named})"  # 'sm_91', not 'sm_91' (sm_91)
+        raise TargetError(f"{said} is not a supported target; choose one of {_names(ARCHITECTURES)}")
 
 
 @functools.lru_cache(maxsize=1)

@@ -28,10 +28,11 @@ def test_what_is_not_a_compute_capability_says_so(spec):
         parse_target(spec)
 
 
-@pytest.mark.parametrize("spec", ["sm_70", (6, 1), 52])
-def test_architectures_outside_the_table_are_refused_naming_the_choices(spec):
-    with pytest.raises(TargetError, match="not a supported target; choose one of sm_75, sm_80"):
+@pytest.mark.parametrize(("spec", "said"), [("sm_70", "'sm_70'"), ((6, 1), "(6, 1) (sm_61)"), (52, "52 (sm_52)")])
+def test_architectures_outside_the_table_are_refused_naming_the_choices(spec, said):
+    with pytest.raises(TargetError, match="not a supported target; choose one of sm_75, sm_80") as caught:
         parse_target(spec)
+    assert str(caught.value).startswith(f"{said} is not")  # the name once, as given
 
 
 def gpu(cc) -> Device:
