@@ -381,3 +381,16 @@ def neighbours(i: i64) -> f32:
     assert unchecked["options"].get("boundscheck") is False
     captured = run(shell, cell.format(options=" --no-boundscheck --device host --run 1e3"))  # random indices
     assert re.search(r"`neighbours` read samples\[-?\d+\], outside `samples` of shape \(100,\)", captured.stderr)
+
+
+@pytest.mark.parametrize(("body", "name", "line", "caret"), [
+    ("def uses(x: f32) -> f32:\n    y = x + 1\n    return helper(y)\n", "helper", 4, "           ^"),
+    ("def shifted(x: f32) -> f32:\n    return x + offset\n", "offset", 3, "               ^"),
+])
+def test_an_undefined_name_in_the_function_is_a_name_error_at_its_line(shell, body, name, line, caret):
+    message = run(shell, "%%gpukernel map --target sm_90\n" + body).stderr
+    assert message.startswith(f"KernelNameError: name `{name}` is not defined"), message  # not ImpureKernelError
+    lines = message.splitlines()
+    at = lines.index(f"  at cell line {line}:")
+    assert lines[at + 2] == caret, message
+    assert "Traceback" not in message and "gpulab/" not in message

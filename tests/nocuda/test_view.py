@@ -91,3 +91,26 @@ def test_each_pane_has_a_checkbox_that_hides_it_without_a_script():
     bundle["panes"][0]["id"] = 'x"]{}</style><script>alert(1)</script>'  # an id that is not a word gets none
     page = render_html(bundle)
     assert "<script>alert" not in page and page.count('class="gl-t"') == 3
+
+
+def offset_by_index(i: gpulab.i64, x: gpulab.f32) -> gpulab.f32:
+    return x + gpulab.f32(i)
+
+
+def test_the_header_names_the_iota_inputs_not_a_list_of_flags():
+    plain = render_text(bundle_of(gpulab.compile("map", negated, target="sm_90")))
+    assert "iota=none" in plain
+    indexed = bundle_of(gpulab.compile("map", offset_by_index, target="sm_90", iota=(True, False)))
+    for shown in (render_text(indexed), render_html(indexed)):
+        assert "iota=0" in shown and "[True" not in shown and "False" not in shown
+
+
+def test_a_saved_and_reopened_view_keeps_the_pipeline_order_of_its_stages():
+    import nbformat
+
+    fresh = bundle_of(gpulab.compile("map", negated, target="sm_90"))
+    cell = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output("display_data", data={MIME_TYPE: fresh})])
+    saved = nbformat.writes(nbformat.v4.new_notebook(cells=[cell]))  # as JupyterLab saves: keys sorted
+    reopened = nbformat.reads(saved, as_version=4).cells[0].outputs[0].data[MIME_TYPE]
+    assert [t["stage"] for t in reopened["timings"]] == list(STAGES) != sorted(STAGES)
+    assert render_text(reopened) == render_text(fresh) and render_html(reopened, uid="v") == render_html(fresh, uid="v")
