@@ -20,36 +20,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gpulab  # noqa: E402
-from gpulab.compiler import codegen, spec  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from primitives import MAP_OPS, add, gpu_seconds, is_positive  # noqa: E402
-
-SCAN, REDUCE, MAP = ("scan", "filter"), ("reduce",), ("map",)
-VARIANTS = {  # name: (constants, what they change)
-    "landed": ({}, ("scan", "filter", "reduce", "map")),
-    "window128": ({"LOOKBACK_TILES": 128}, SCAN),
-    "window512": ({"LOOKBACK_TILES": 512}, SCAN),
-    "scan512x64B-1536": ({"SCAN_BLOCK_THREADS": 512, "SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536}, SCAN),
-    "scan256x64B-1536": ({"SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536}, SCAN),
-    "scan256x128B-768": ({"SCAN_RESIDENT_THREADS": 768}, SCAN),
-    "scan256x128B-1280": ({"SCAN_RESIDENT_THREADS": 1280}, SCAN),
-    "scan256x96B-1280": ({"SCAN_THREAD_BYTES": 96, "SCAN_RESIDENT_THREADS": 1280}, SCAN),
-    "reduce64B": ({"REDUCE_THREAD_BYTES": 64}, REDUCE),
-    "reduce128B": ({"REDUCE_THREAD_BYTES": 128}, REDUCE),
-    "block512-reduce128B": ({"BLOCK_THREADS": 512, "REDUCE_THREAD_BYTES": 128}, REDUCE + MAP),
-    "map-unroll1": ({"MAP_UNROLL": 1}, MAP),
-    "map-unroll4": ({"MAP_UNROLL": 4}, MAP),
-}
-DEFAULTS = {name: getattr(codegen, name) for variant, _ in VARIANTS.values() for name in variant}
-
-
-def use(variant: dict) -> None:
-    """Set codegen's constants to ``variant`` (the others to their defaults)."""
-    for name, value in {**DEFAULTS, **variant}.items():
-        setattr(codegen, name, value)
-    spec.toolchain_versions.cache_clear()  # the template fingerprint digests the constants
-
+from sweep_variants import VARIANTS, use  # noqa: E402
 
 def measure(primitives, n: int, dtype: str) -> dict:
     rng = cupy.random.default_rng(0)

@@ -29,6 +29,8 @@ REDUCE_THREAD_BYTES = 256  # bytes each reduce thread reads, all loads in flight
 MAX_REDUCE_ITEMS = 64  # items per reduce thread (1-byte items come 16 to a vector)
 MAX_REDUCE_ROWS = 16  # loads per reduce thread: more cost registers (and compile time)
 MAX_SCALAR_REDUCE_ROWS = 4  # the same for items read one at a time (records of odd sizes, 16-byte items)
+REDUCE_ROWS_IN_FLIGHT = 0  # loads a reduce thread issues before it folds them (0: all UNROLL at once; fold_range.cu)
+REDUCE_MIN_BLOCKS = 1  # reduce blocks per SM that the registers must allow (__launch_bounds__; 1: no cap)
 # Scan and filter tiles: 256 threads of 128 bytes each, 4 blocks per SM, measured best of the
 # shapes tried on an H200 (bench/results).
 SCAN_BLOCK_THREADS = 256
@@ -38,6 +40,7 @@ MAX_SCAN_ITEMS = 32
 # (for items of up to 8 bytes; wider ones would spill under the cap).
 SCAN_RESIDENT_THREADS = 1024
 LOOKBACK_TILES = 256  # the look-back window: tiles whose status each tile reads (lookback.cu)
+LOOKBACK_GROUP = 16  # window slots one thread folds before thread 0 folds the groups (lookback.cu)
 
 
 def fingerprint() -> str:
@@ -51,7 +54,8 @@ def fingerprint() -> str:
 
 def _tuning() -> tuple:
     return (BLOCK_THREADS, MAP_UNROLL, REDUCE_THREAD_BYTES, MAX_REDUCE_ITEMS, MAX_REDUCE_ROWS, MAX_SCALAR_REDUCE_ROWS,
-            SCAN_BLOCK_THREADS, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS, SCAN_RESIDENT_THREADS, LOOKBACK_TILES)
+            REDUCE_ROWS_IN_FLIGHT, REDUCE_MIN_BLOCKS, SCAN_BLOCK_THREADS, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS,
+            SCAN_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP)
 
 
 @dataclass(frozen=True)
@@ -191,12 +195,16 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
         "#define WARPS_PER_BLOCK (BLOCK_THREADS / WARP_THREADS)\n"
         f"#define VEC {geometry.vec}      // items per vector load (16 bytes of the widest type)\n"
         f"#define UNROLL {geometry.unroll}   // vectors each thread of map and reduce keeps in flight\n"
+        f"#define ROWS_IN_FLIGHT {min(REDUCE_ROWS_IN_FLIGHT or geometry.unroll, geometry.unroll)}"
+        "  // of them, loaded before the reduce folds them\n"
+        f"#define REDUCE_MIN_BLOCKS {REDUCE_MIN_BLOCKS}  // reduce blocks per SM the registers must allow\n"
         "#define WARP_TILE (WARP_THREADS * VEC * UNROLL)\n"
         "#define TILE (BLOCK_THREADS * VEC * UNROLL)\n"
         f"#define SCAN_ITEMS {geometry.scan_items}  // contiguous items per thread in scan and filter\n"
         "#define SCAN_TILE (BLOCK_THREADS * SCAN_ITEMS)\n"
         f"#define SCAN_MIN_BLOCKS {min_blocks}  // blocks per SM scan and filter must fit\n"
         f"#define LOOKBACK_TILES {LOOKBACK_TILES}  // the look-back window, in tiles\n"
+        f"#define LOOKBACK_GROUP {LOOKBACK_GROUP}  // window slots folded by one thread\n"
         f"#define EXCLUSIVE {'true' if exclusive else 'false'}\n"
         f"typedef {index_type} index_t;\n"
     )

@@ -8,25 +8,36 @@
 // A warp tile is UNROLL coalesced rows of 32 vectors: lane l folds vector l of
 // each row, one warp fold per row combines the lanes (the rows' folds are
 // independent, so their shuffles overlap), and the rows are combined in order.
+// The rows are read ROWS_IN_FLIGHT at a time (all of them unless a tuning
+// says fewer): more rows per block pay the block's tail (reduce.cu) once for
+// more items, fewer rows in flight keep the registers for more blocks per SM.
 // The warp's items from `first` on are all there, in aligned vectors.
 template <typename In, typename Combine>
 __device__ __forceinline__ value_t warp_fold_vectors(const In& in, index_t first, Combine combine) {
     const int lane = lane_id();
-    value_t row[UNROLL];
-    Vector<value_t, VEC> v[UNROLL];
+    value_t acc = value_t();
     #pragma unroll
-    for (int k = 0; k < UNROLL; ++k) v[k] = load_vector(in, first + (index_t)(k * WARP_THREADS + lane) * VEC);
-    #pragma unroll
-    for (int k = 0; k < UNROLL; ++k) {
-        row[k] = v[k].item[0];
+    for (int batch = 0; batch < UNROLL; batch += ROWS_IN_FLIGHT) {
+        value_t row[ROWS_IN_FLIGHT];
+        Vector<value_t, VEC> v[ROWS_IN_FLIGHT];
         #pragma unroll
-        for (int j = 1; j < VEC; ++j) row[k] = combine(row[k], v[k].item[j]);
+        for (int k = 0; k < ROWS_IN_FLIGHT; ++k) {
+            if (batch + k < UNROLL) v[k] = load_vector(in, first + (index_t)((batch + k) * WARP_THREADS + lane) * VEC);
+        }
+        #pragma unroll
+        for (int k = 0; k < ROWS_IN_FLIGHT; ++k) {
+            if (batch + k < UNROLL) {  // known when unrolled: no branch is left
+                row[k] = v[k].item[0];
+                #pragma unroll
+                for (int j = 1; j < VEC; ++j) row[k] = combine(row[k], v[k].item[j]);
+                row[k] = warp_fold(row[k], combine);
+            }
+        }
+        #pragma unroll
+        for (int k = 0; k < ROWS_IN_FLIGHT; ++k) {
+            if (batch + k < UNROLL) acc = batch + k == 0 ? row[k] : combine(acc, row[k]);
+        }
     }
-    #pragma unroll
-    for (int k = 0; k < UNROLL; ++k) row[k] = warp_fold(row[k], combine);
-    value_t acc = row[0];
-    #pragma unroll
-    for (int k = 1; k < UNROLL; ++k) acc = combine(acc, row[k]);
     return acc;
 }
 

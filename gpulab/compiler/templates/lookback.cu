@@ -72,7 +72,6 @@ __device__ __forceinline__ bool try_read(const unsigned long long* words, long l
 }
 
 #define LOOKBACK_SLOTS ((LOOKBACK_TILES + BLOCK_THREADS - 1) / BLOCK_THREADS)  // window slots per thread
-#define LOOKBACK_GROUP 16                                                      // slots folded by one thread
 #define LOOKBACK_GROUPS ((LOOKBACK_TILES + LOOKBACK_GROUP - 1) / LOOKBACK_GROUP)
 
 // prefix(tile) as above, without the initial value, for thread 0; false when
@@ -80,7 +79,7 @@ __device__ __forceinline__ bool try_read(const unsigned long long* words, long l
 // barriers), after the tile published its aggregate.
 //
 // Slot s of the window is tile (tile - W + s): slot 0 its P, the others their
-// A. Each thread waits for its slots on its own; then groups of 16 slots are
+// A. Each thread waits for its slots on its own; then groups of LOOKBACK_GROUP slots are
 // folded left to right by one thread each, then the groups by thread 0. The
 // fold goes through shared memory, not shuffles: after a loop that waits on
 // other blocks, ptxas cannot prove a warp whole again (common.cu).

@@ -35,7 +35,7 @@ __device__ __forceinline__ bool publish(value_t* slot, value_t value, unsigned i
     return last;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, REDUCE_MIN_BLOCKS)
 gpulab_reduce(Input0 in, index_t n, value_t* out, value_t* partials, unsigned int* finished, value_t initial,
               Uniforms u) {
     auto combine = [&](value_t a, value_t b) { return op(a, b, u); };

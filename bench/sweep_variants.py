@@ -1,0 +1,45 @@
+"""The variants bench/sweep.py times: codegen tuning constants to set, and the primitives they change.
+
+Kept apart from the sweep (which needs CuPy and a GPU) so that a CPU test can build every variant
+and check it has no CALL in its SASS before anyone spends GPU time on it.
+"""
+
+from gpulab.compiler import codegen, spec
+
+SCAN, REDUCE, MAP = ("scan", "filter"), ("reduce",), ("map",)
+VARIANTS = {  # name: (constants, what they change)
+    "landed": ({}, ("scan", "filter", "reduce", "map")),
+    "window128": ({"LOOKBACK_TILES": 128}, SCAN),
+    "window512": ({"LOOKBACK_TILES": 512}, SCAN),
+    # issue 11, scan levers (run B): a shorter serial fold of the window (groups of 32 slots), wider windows
+    "window512-group32": ({"LOOKBACK_TILES": 512, "LOOKBACK_GROUP": 32}, SCAN),
+    "window1024-group32": ({"LOOKBACK_TILES": 1024, "LOOKBACK_GROUP": 32}, SCAN),
+    "window256-group8": ({"LOOKBACK_GROUP": 8}, SCAN),
+    "scan512x64B-1536": ({"SCAN_BLOCK_THREADS": 512, "SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536}, SCAN),
+    "scan256x64B-1536": ({"SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536}, SCAN),
+    "scan256x128B-768": ({"SCAN_RESIDENT_THREADS": 768}, SCAN),
+    "scan256x128B-1280": ({"SCAN_RESIDENT_THREADS": 1280}, SCAN),
+    "scan256x96B-1280": ({"SCAN_THREAD_BYTES": 96, "SCAN_RESIDENT_THREADS": 1280}, SCAN),
+    "reduce64B": ({"REDUCE_THREAD_BYTES": 64}, REDUCE),
+    "reduce128B": ({"REDUCE_THREAD_BYTES": 128}, REDUCE),
+    # issue 11, reduce levers (run B): more than one block per SM (a register cap, or 128 bytes a
+    # thread), and several rows of loads per block folded a batch at a time so the tail is paid once
+    "reduce-2blocks": ({"REDUCE_MIN_BLOCKS": 2}, REDUCE),  # 256 bytes a thread in 128 registers
+    "reduce128B-3blocks": ({"REDUCE_THREAD_BYTES": 128, "REDUCE_MIN_BLOCKS": 3}, REDUCE),  # 128B alone: 2 blocks
+    "reduce128B-4blocks": ({"REDUCE_THREAD_BYTES": 128, "REDUCE_MIN_BLOCKS": 4}, REDUCE),
+    "reduce512B-8rows": ({"REDUCE_THREAD_BYTES": 512, "MAX_REDUCE_ROWS": 32, "MAX_REDUCE_ITEMS": 128,
+                          "REDUCE_ROWS_IN_FLIGHT": 8}, REDUCE),
+    "reduce512B-8rows-2blocks": ({"REDUCE_THREAD_BYTES": 512, "MAX_REDUCE_ROWS": 32, "MAX_REDUCE_ITEMS": 128,
+                                  "REDUCE_ROWS_IN_FLIGHT": 8, "REDUCE_MIN_BLOCKS": 2}, REDUCE),
+    "block512-reduce128B": ({"BLOCK_THREADS": 512, "REDUCE_THREAD_BYTES": 128}, REDUCE + MAP),
+    "map-unroll1": ({"MAP_UNROLL": 1}, MAP),
+    "map-unroll4": ({"MAP_UNROLL": 4}, MAP),
+}
+DEFAULTS = {name: getattr(codegen, name) for variant, _ in VARIANTS.values() for name in variant}
+
+
+def use(variant: dict) -> None:
+    """Set codegen's constants to ``variant`` (the others to their defaults)."""
+    for name, value in {**DEFAULTS, **variant}.items():
+        setattr(codegen, name, value)
+    spec.toolchain_versions.cache_clear()  # the template fingerprint digests the constants
