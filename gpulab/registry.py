@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
 
-from .errors import KernelTypeError
+from .errors import ArgumentError, KernelTypeError
 from .types import element_type
 
 __all__ = ["OperatorCall", "Primitive", "PRIMITIVES", "primitive"]
@@ -216,4 +216,4 @@ def primitive(name: str) -> Primitive:
     try:
         return PRIMITIVES[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown primitive {name!r}; choose one of {', '.join(PRIMITIVES)}") from None
+        raise ArgumentError(f"unknown primitive {name!r}; choose one of {', '.join(PRIMITIVES)}") from None

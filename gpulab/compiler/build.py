@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import registry
 from ..captures import ArrayType
-from ..errors import KernelTypeError
+from ..errors import ArgumentError, KernelTypeError
 from ..kernel import Kernel, as_kernel
 from ..mapped import Mapped, walk
 from ..lru import LRU
@@ -182,10 +182,10 @@ def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo
     """
     record = registry.primitive(primitive)
     if index_bits not in (32, 64):
-        raise ValueError("index_bits must be 32 or 64")
+        raise ArgumentError("index_bits must be 32 or 64")
     for option, value in (("exclusive", exclusive), ("iota", any(iota))):
         if value and option not in record.options:
-            raise ValueError(f"{option} is not an option of {primitive}")
+            raise ArgumentError(f"{option} is not an option of {primitive}")
     kernel = as_kernel(fn)
     signature = kernel.signature(types)
     inputs, result = signature.args, signature.result
@@ -209,7 +209,7 @@ def _mapped_specs(record: registry.Primitive, kernel: Kernel, inputs, mapped) ->
         return ()
     count = len(inputs) if record.elementwise else 1
     if len(shapes) != count:
-        raise ValueError(f"mapped= gives {len(shapes)} input(s); {record.name} of `{kernel.name}` takes {count}")
+        raise ArgumentError(f"mapped= gives {len(shapes)} input(s); {record.name} of `{kernel.name}` takes {count}")
     for shape, wanted in zip(shapes, inputs):
         if shape is not None and shape.result != wanted:
             raise KernelTypeError(f"mapped `{shape.kernel.name}` makes {shape.result.name} items, but `{kernel.name}` "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from ..errors import ArgumentError
 from .build import STAGES, Build
 from .occupancy import occupancy
 from .sass_columns import sass_columns
@@ -38,7 +39,7 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dic
     """
     unknown = set(panes) - set(PANES)
     if unknown:
-        raise ValueError(f"unknown pane(s) {', '.join(sorted(unknown))}; choose from {', '.join(PANES)}")
+        raise ArgumentError(f"unknown pane(s) {', '.join(sorted(unknown))}; choose from {', '.join(PANES)}")
     texts = {"python": build.python_source, "cuda": build.source, "ptx": build.ptx,
              "sass": sass_columns(build.sass)}
     first_lines = {"python": build.python_first_line}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import threading
 
+from ..errors import ArgumentError
 from ..runtime.arrays import device_array
 from ..runtime.scratch import StreamScratch
 from .params import TileStatusValue
@@ -55,7 +56,7 @@ class StatusStorage:
             view = device_array(temp_storage, name="temp_storage")
             address, size = view.pointer, view.size * view.dtype.itemsize
             if size < nbytes:
-                raise ValueError(f"temp_storage has {size} bytes; this run needs {nbytes}")
+                raise ArgumentError(f"temp_storage has {size} bytes; this run needs {nbytes}")
         with self._lock:
             epoch = self._epochs.get(address, 0) % (2**30 - 1) + 1
             self._epochs[address] = epoch

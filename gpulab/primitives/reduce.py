@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..conversion import scalar
-from ..errors import LengthMismatchError
+from ..errors import ArgumentError, LengthMismatchError
 from ..runtime.arrays import array_fields, device_array, empty
 from ..runtime.module import launch, value_fields
 from ..runtime.scratch import StreamScratch
@@ -32,7 +32,7 @@ class ReducePlan(DevicePlan):
         tile = prepared.build.geometry.tile
         blocks = max(1, -(-n // tile))
         if blocks > tile * tile:
-            raise ValueError(f"a reduce of {self.element.name} folds at most {tile ** 3} items in one call "
+            raise ArgumentError(f"a reduce of {self.element.name} folds at most {tile ** 3} items in one call "
                              f"(two levels of {tile}-item tiles); this input has {n}: reduce slices of it, "
                              "then reduce their results")
         return blocks, -(-blocks // tile)
@@ -79,5 +79,5 @@ def _storage(temp_storage, nbytes: int) -> int:
     view = device_array(temp_storage, name="temp_storage")
     size = view.size * view.dtype.itemsize
     if size < nbytes:
-        raise ValueError(f"temp_storage has {size} bytes; this run needs {nbytes} (plan.temp_storage_bytes(n))")
+        raise ArgumentError(f"temp_storage has {size} bytes; this run needs {nbytes} (plan.temp_storage_bytes(n))")
     return view.pointer
