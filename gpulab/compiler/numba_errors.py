@@ -95,8 +95,10 @@ def _no_implementation(text: str, function: str, kernel) -> Explained:
     argument_types = [type_name(part) for part in _split_arguments(arguments)]
     plain = [t.split(" ")[0] for t in argument_types]
     symbol = _OPERATORS.get(name, (None,))[0]
-    what = f"`{symbol}`" if symbol else f"`{name}()`"
+    what = f"`{symbol}`" if symbol else "indexing `[]`" if name == "getitem" else f"`{name}()`"
     message = [f"there is no {what} for ({', '.join(plain)})", f"numba tried {name}({', '.join(argument_types)})"]
+    if name == "getitem" and plain and plain[0] in _SHORT.values():
+        message[0] += f": {plain[0]} is one value, not an array; a kernel indexes the arrays it captures (docs/memory.md)"
     cases = list(dict.fromkeys(f"({type_name(args)}) -> {type_name(result)}" for args, result in _CASE.findall(text)))
     cases.sort(key=lambda case: plain[0] not in case if plain else False)  # those of the first argument's type first
     if cases:
@@ -131,6 +133,8 @@ def _uses(node: ast.AST, name: str) -> bool:
         if isinstance(node, ast.Compare):
             return any(isinstance(op, operator) for op in node.ops)
         return False
+    if name == "getitem":
+        return isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)
     if isinstance(node, ast.Call):
         func = node.func
         return (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name)
