@@ -230,8 +230,10 @@ class _Checker:
                                   f"{_ARRAY_USES}")
             if chain is None or chain[0] in self.locals or self._is_uniform(chain[0]):
                 if func.attr not in ALLOWED_METHODS:
+                    instead = (f": call math.{func.attr}({_text(func.value)}) instead"
+                               if callable(getattr(math, func.attr, None)) else "")
                     self.refuse(node, f"a kernel may not call the method `.{func.attr}()`; "
-                                      f"only {', '.join(sorted(ALLOWED_METHODS))} is known to be pure")
+                                      f"only {', '.join(sorted(ALLOWED_METHODS))} is known to be pure{instead}")
                 return [func.value, *arguments]
             self._check_callable(node, ".".join(chain), self._resolve_chain(func, chain))
             return arguments
