@@ -32,6 +32,23 @@ __version__ = "0.1.0"
 _formatters.register()
 
 
+_ELSEWHERE = {"LabPanel": "gpulab.notebook.widgets", "DevicePicker": "gpulab.notebook.widgets",
+              "host_map": "gpulab.host", "host_reduce": "gpulab.host", "host_scan": "gpulab.host",
+              "host_filter": "gpulab.host"}
+
+
+def __getattr__(name: str):
+    """``gpulab.f23``: an AttributeError that names the close names gpulab has (IPython shows no suggestion)."""
+    import difflib
+
+    if name in _ELSEWHERE:
+        hint = f"; it is in {_ELSEWHERE[name]}: from {_ELSEWHERE[name]} import {name}"
+    else:
+        close = difflib.get_close_matches(name, [n for n in globals() if not n.startswith("_")], n=3)
+        hint = f"; did you mean {' or '.join(f'gpulab.{n}' for n in close)}?" if close else ""
+    raise errors.UnknownNameError(f"module 'gpulab' has no attribute {name!r}{hint}", name=name)
+
+
 def load_ipython_extension(ipython):
     """``%load_ext gpulab``: register ``%%gpukernel`` and ``%gpulab``."""
     from .notebook.magics import load_ipython_extension as load

@@ -161,8 +161,12 @@ class LengthMismatchError(GpulabError, ValueError):
 
 
 class ArgumentError(GpulabError, ValueError):
-    """An argument has a value gpulab cannot take (a size of ``inf``, more items than memory holds);
-    the message says which value and what to give instead."""
+    """An argument has a value gpulab cannot take (a size of ``inf``, more items than memory holds, an
+    unknown primitive or option); the message says which value and what to give instead."""
+
+
+class UnknownNameError(GpulabError, AttributeError):
+    """``gpulab.NAME`` for a name the module does not have; the message names the close ones, or where it is."""
 
 
 class HostArrayError(GpulabError, TypeError):
@@ -177,8 +181,8 @@ class WarmError(GpulabError):
     """A notebook run to fill a shared build cache stopped at an error (the message names the cell)."""
 
 
-USER_ERRORS = (UserCodeError, TargetError, DeviceError, LengthMismatchError, ArgumentError, HostArrayError,
-               VerificationError)
+USER_ERRORS = (UserCodeError, TargetError, DeviceError, LengthMismatchError, ArgumentError, UnknownNameError,
+               HostArrayError, VerificationError)
 """Errors in what the user wrote or passed (not failures of gpulab's tools): their message says it all,
 so a notebook shows them without gpulab's frames."""
 

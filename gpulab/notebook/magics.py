@@ -23,7 +23,7 @@ from ..compiler.bundle import PANES
 from ..device import current_device, use
 from ..device import device as find_device
 from ..display.errors import format_error
-from ..errors import ArgumentError, GpulabError, KernelTypeError, UserCodeError
+from ..errors import USER_ERRORS, ArgumentError, GpulabError, KernelTypeError, UserCodeError
 from ..kernel import Kernel
 from . import formatters, session, tracebacks
 from .result import run_cell
@@ -230,7 +230,10 @@ class GpulabMagics(Magics):
             return None
         except Exception:
             kind, error, frames = sys.exc_info()
-            shell.showtraceback((kind, error, frames.tb_next))  # from the cell's frame on: this one is exec's
+            # from the cell's frame on (this one is exec's); a gpulab error about what the cell wrote, without
+            # gpulab's frames at all (gpulab.f23: its module __getattr__)
+            shown = tracebacks.without_gpulab_frames(frames) if isinstance(error, USER_ERRORS) else frames.tb_next
+            shell.showtraceback((kind, error, shown))
             return None
         return filename, tree
 
