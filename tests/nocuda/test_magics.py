@@ -320,6 +320,9 @@ def test_tracebacks_name_the_running_cell(shell):
     ("def ints(a: i32, b: i32) -> i32:\n    return a + b\n\ngpulab.reduce(ints, np.full(4, 0.5, np.float32), 0)",
      "ConversionError: the input holds float32, but `ints` takes int32: convert it first (x.astype(np.int32))",
      None),  # the call's line is the one to fix: no line of its own
+    # a misspelt primitive
+    ("def one(x: f32) -> f32:\n    return x\n\ngpulab.compile('mapp', one, target='sm_90')",
+     "ArgumentError: unknown primitive 'mapp'; choose one of map, reduce, scan, filter", None),
 ])
 def test_gpulab_errors_of_the_python_api_show_the_users_frames_only(shell, body, error, line):
     number, captured = run_numbered(shell, f"import gpulab\nimport numpy as np\n{body}\n")
@@ -351,6 +354,9 @@ def test_a_typing_error_shows_the_expression_and_gpulab_type_names(shell):
     ("def dotted(x: f32) -> f32:\n    y = x * 2\n    return y.nope\n", 4, "f64 has no attribute `nope`",
      "    return y.nope"),
     ("def compared(x: f32) -> bool:\n    return x < 'a'\n", 3, "there is no `<` for (f32, str)", "    return x < 'a'"),
+    # indexing a number (a scalar where a captured array was meant): the subscript's line, not the def's
+    ("def indexed(i: i32) -> f32:\n    j = i + 1\n    return i[j]\n", 4,
+     "there is no indexing `[]` for (i32, i64): i32 is one value, not an array", "    return i[j]"),
 ])
 def test_typing_errors_point_at_the_expression(shell, body, line, needle, caret):
     message = run(shell, "%%gpukernel filter --target sm_90\n" + body if "bool" in body
@@ -394,3 +400,22 @@ def test_an_undefined_name_in_the_function_is_a_name_error_at_its_line(shell, bo
     at = lines.index(f"  at cell line {line}:")
     assert lines[at + 2] == caret, message
     assert "Traceback" not in message and "gpulab/" not in message
+
+
+def test_a_method_that_is_a_math_function_says_which_to_call(shell):
+    message = run(shell, "%%gpukernel map --target sm_90\ndef rooted(x: f32) -> f32:\n    return x.sqrt()\n").stderr
+    assert message.startswith("ImpureKernelError: a kernel may not call the method `.sqrt()`"), message
+    assert "call math.sqrt(x) instead" in message and "  at cell line 3:" in message
+    assert "Traceback" not in message and "gpulab/" not in message
+
+
+@pytest.mark.parametrize(("cell", "hint"), [
+    ("%%gpukernel map --target sm_90\ndef typo(x: gpulab.f23) -> gpulab.f32:\n    return x\n", "did you mean gpulab.f32?"),
+    ("gpulab.LabPanel", "it is in gpulab.notebook.widgets: from gpulab.notebook.widgets import LabPanel"),
+])
+def test_a_misspelt_or_misplaced_gpulab_name_says_which_is_meant(shell, cell, hint):
+    run(shell, "import gpulab")
+    number, captured = run_numbered(shell, cell)
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", captured.stdout + captured.stderr)
+    assert "UnknownNameError: module 'gpulab' has no attribute" in shown and hint in shown, shown  # an AttributeError
+    assert [frame.split(",")[0] for frame in frames(shown)] == [f"Cell In[{number}]"], shown  # none of gpulab's
