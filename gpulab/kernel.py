@@ -12,6 +12,7 @@ import inspect
 import json
 import linecache
 import textwrap
+import threading
 import types as pytypes
 import weakref
 from dataclasses import dataclass
@@ -24,6 +25,23 @@ from .purity import ALLOWED_BUILTINS, Analysis, analyse, is_scalar, visible_name
 from .types import ElementType, element_type
 
 LAMBDA_NAME = "_lambda"
+
+AST_LOCK = threading.RLock()
+"""Held while gpulab turns source into an AST or an AST into code. CPython 3.11 keeps the AST converter's
+recursion count per interpreter, not per thread (gh-106905): two threads converting at once can fail with
+``SystemError: AST constructor recursion depth mismatch`` (16 threads calling one new kernel did)."""
+
+
+def parse(text: str, mode: str = "exec") -> ast.AST:
+    """``ast.parse(text, mode=mode)``, one thread at a time (:data:`AST_LOCK`)."""
+    with AST_LOCK:
+        return ast.parse(text, mode=mode)
+
+
+def compile_tree(tree: ast.AST, filename: str, **options) -> pytypes.CodeType:
+    """``compile(tree, filename, "exec", **options)``, one thread at a time (:data:`AST_LOCK`)."""
+    with AST_LOCK:
+        return compile(tree, filename, "exec", **options)
 
 
 @dataclass(frozen=True)
@@ -297,7 +315,7 @@ class Kernel:
             elif callable(value):
                 value = equivalents.get(value, value)
             namespace[name] = value
-        exec(compile(module, self.compiled_filename, "exec", dont_inherit=True), namespace)
+        exec(compile_tree(module, self.compiled_filename, dont_inherit=True), namespace)
         return namespace[definition.name]
 
     @property
@@ -492,12 +510,12 @@ def _check_source_matches(fn, source: str, first_line: int) -> None:
     tree = _parse_fragment(textwrap.dedent(source), fn)
     ast.increment_lineno(tree, first_line - 1)
     if code.co_freevars:  # compiled inside a function that has them as locals, so they stay free
-        outer = ast.parse(f"def _gpulab_outer():\n    {' = '.join(code.co_freevars)} = None\n")
+        outer = parse(f"def _gpulab_outer():\n    {' = '.join(code.co_freevars)} = None\n")
         outer.body[0].body.extend(tree.body)
         tree = outer
     flags = code.co_flags & _FUTURE_FLAGS
     try:
-        compiled = compile(tree, code.co_filename, "exec", flags=flags, dont_inherit=True)
+        compiled = compile_tree(tree, code.co_filename, flags=flags, dont_inherit=True)
     except RecursionError:
         raise NestingError(f"`{fn.__name__}` is nested too deeply for Python to compile it again: split its "
                            "longest expression into several assignments",
@@ -569,7 +587,7 @@ def _source_lines(fn) -> tuple[list[str], int]:
     all_lines, _ = inspect.findsource(fn)
     first = fn.__code__.co_firstlineno
     try:
-        tree = ast.parse("".join(all_lines))
+        tree = parse("".join(all_lines))
     except (SyntaxError, ValueError):
         return inspect.getsourcelines(fn)
     for node in ast.walk(tree):
@@ -584,7 +602,7 @@ def _parse_fragment(text: str, fn) -> ast.Module:
     candidates = (text, text.rstrip() + "\n    pass\n", "(\n" + text.strip().rstrip(",;:") + "\n)")
     for shift, candidate in zip((0, 0, -1), candidates):
         try:
-            tree = ast.parse(candidate)
+            tree = parse(candidate)
         except SyntaxError:
             continue
         ast.increment_lineno(tree, shift)
@@ -653,7 +671,7 @@ def _annotation_value(fn, annotation, location):
     except KernelTypeError:
         pass
     try:
-        node = ast.parse(annotation.strip(), mode="eval").body
+        node = parse(annotation.strip(), mode="eval").body
     except SyntaxError:
         node = None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):  # "'f32'": a quoted name, postponed

@@ -17,6 +17,7 @@ import textwrap
 from dataclasses import dataclass
 
 from ..errors import SourceLocation
+from ..kernel import parse
 from ..types import ALIASES
 
 _SHORT = {long: short for short, long in ALIASES.items() if short not in ("bool_",)}
@@ -153,7 +154,7 @@ def _function_tree(kernel) -> tuple[ast.AST, int] | None:
     first = next((line for line in source.splitlines() if line.strip()), "")
     indent = len(first) - len(first.lstrip())
     try:
-        return ast.parse(dedented), indent
+        return parse(dedented), indent
     except SyntaxError:
         return None
 

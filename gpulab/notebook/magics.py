@@ -24,7 +24,7 @@ from ..device import current_device, use
 from ..device import device as find_device
 from ..display.errors import format_error
 from ..errors import USER_ERRORS, ArgumentError, GpulabError, KernelTypeError, UserCodeError
-from ..kernel import Kernel
+from ..kernel import AST_LOCK, Kernel
 from . import formatters, session, tracebacks
 from .result import run_cell
 
@@ -218,8 +218,9 @@ class GpulabMagics(Magics):
         source = "\n" + shell.transform_cell(cell)
         filename = shell.compile.cache(source, _cell_number(shell), raw_code="\n" + cell)
         try:
-            tree = shell.transform_ast(shell.compile.ast_parse(source, filename))
-            code = shell.compile(tree, filename, "exec")
+            with AST_LOCK:
+                tree = shell.transform_ast(shell.compile.ast_parse(source, filename))
+                code = shell.compile(tree, filename, "exec")
         except SyntaxError:
             shell.showsyntaxerror(filename)
             return None

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...kernel import parse
 from .attribution import def_line
 from .calls import calls
 from .model import analyse
@@ -123,7 +124,7 @@ def _line_names(source: str, line: int) -> tuple[list[str], list[str], list[str]
     """Float literals, names and called functions (``math.sin``) written on a line of the function."""
     text = textwrap.dedent(source)
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except SyntaxError:
         return [], [], []
     literals, names, called = [], [], []
@@ -308,7 +309,7 @@ def _macro(source: str, name: str) -> int | None:
 
 def _parameters(source: str) -> list[str]:
     try:
-        tree = ast.parse(textwrap.dedent(source))
+        tree = parse(textwrap.dedent(source))
     except SyntaxError:
         return []
     function = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))), None)
