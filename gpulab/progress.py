@@ -35,6 +35,8 @@ class Progress:
     def __init__(self, description: str, total: int, unit: str = "it", *, ticking: bool = False):
         self.description, self.total, self.unit = description, total, unit
         self.done = 0
+        self.stage: str | None = None
+        self._running: list[str] = []
         self.start = time.perf_counter()
         self._bar = None
         self._lock = threading.Lock()
@@ -57,12 +59,28 @@ class Progress:
     def update(self, amount: int = 1, *, stage: str | None = None) -> None:
         """Count ``amount`` more work done (``stage`` names what runs now)."""
         with self._lock:
+            if stage is not None:
+                self.stage = stage
             bar = self._shown()
             self.done += amount
             if bar is not None:
-                if stage is not None:
-                    bar.set_postfix_str(stage, refresh=False)
                 bar.update(amount)
+                if stage is not None:  # a stage begins or ends: a few updates, each drawn
+                    bar.set_postfix_str(stage)
+
+    def begin(self, stage: str) -> None:
+        """Say that ``stage`` runs now (stages may overlap: the bar names every one running)."""
+        with self._lock:
+            self._running.append(stage)
+            label = " + ".join(self._running)
+        self.update(0, stage=label)
+
+    def end(self, stage: str) -> None:
+        """Count ``stage`` done."""
+        with self._lock:
+            self._running.remove(stage)
+            label = " + ".join(self._running)
+        self.update(1, stage=label)
 
     def _tick(self) -> None:
         while not self._stop.wait(REFRESH):
@@ -80,5 +98,8 @@ class Progress:
                 self._bar = False
             else:
                 self._bar = tqdm(total=self.total, initial=self.done, desc=self.description, unit=self.unit,
-                                 leave=False)
+                                 leave=False, postfix=self.stage)
+                if hasattr(self._bar, "start_t"):  # its clock counts from the work's start, not the bar's
+                    self._bar.start_t -= time.perf_counter() - self.start
+                    self._bar.refresh()
         return self._bar or None

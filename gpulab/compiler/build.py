@@ -18,6 +18,7 @@ from ..errors import ArgumentError, KernelTypeError
 from ..kernel import Kernel, as_kernel
 from ..mapped import Mapped, walk
 from ..lru import LRU
+from ..progress import Progress
 from ..types import ElementType, element_type
 from . import codegen, disasm, frontend, linemap, link, nvrtc
 from .analysis.costs import LineCosts, line_costs
@@ -31,6 +32,9 @@ _CALL = re.compile(r"\bCALL\.")
 
 STAGES = ("check", "frontend", "codegen", "nvrtc", "link", "resources", "disasm")
 """The pipeline's stages, in the order they run (the order :attr:`Build.timings` is shown in)."""
+PIPELINE_STAGES = ("frontend", "codegen", "nvrtc", "link", "resources")
+"""The stages a build runs (the check comes before, the disassembly when it is asked for): a build past
+``progress.DELAY`` seconds shows a bar that counts them and names the one running."""
 ORIGINS = ("built", "memory", "disk")
 """Where :func:`compile` got a build: built by this call, from this process' memory, or from the disk cache."""
 
@@ -117,7 +121,9 @@ class Build:
 
             def disassemble() -> linemap.Disassembly:
                 start = time.perf_counter()
-                found = linemap.map_sass(disasm.disassemble(self.cubin), self.sources())
+                with Progress(f"disassemble {self.primitive}({self.name})", 1, "stages", ticking=True) as progress:
+                    found = linemap.map_sass(disasm.disassemble(self.cubin), self.sources())
+                    progress.update(1)
                 found.seconds = time.perf_counter() - start
                 return found
 
@@ -160,10 +166,14 @@ class Build:
 
 
 @contextmanager
-def _stage(timings: dict, name: str):
+def _stage(timings: dict, name: str, progress: Progress | None = None):
+    if progress is not None:
+        progress.begin(name)
     start = time.perf_counter()
     yield
     timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+    if progress is not None:
+        progress.end(name)
 
 
 def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo=True, fma=True,
@@ -226,31 +236,37 @@ def run_pipeline(spec: BuildSpec) -> Build:
     handed to NVRTC in a worker thread first, so that NVRTC (which releases the
     GIL) and numba run at once; their timings then overlap.
     """
+    require_buildable(spec.target)
+    with Progress(f"compile {spec.primitive}({spec.kernel.name})", len(PIPELINE_STAGES), "stages",
+                  ticking=True) as progress:
+        return _run_pipeline(spec, progress)
+
+
+def _run_pipeline(spec: BuildSpec, progress: Progress) -> Build:
     timings: dict[str, float] = {}
     kernel, options = spec.kernel, spec.options
-    require_buildable(spec.target)
     pending = None
     if spec.result is not None:
-        generated = _generate(spec, spec.result, timings)
-        pending = _worker().submit(_compile_kernel, spec, spec.result, timings)
-    with _stage(timings, "frontend"):
+        generated = _generate(spec, spec.result, timings, progress=progress)
+        pending = _worker().submit(_compile_kernel, spec, spec.result, timings, progress)
+    with _stage(timings, "frontend", progress):
         compiled = frontend.Options(lineinfo=options.lineinfo, fma=options.fma, boundscheck=options.boundscheck)
         operator = frontend.compile_operator(
             kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
             options=compiled, array_types=[a for _, a in spec.arrays])
         inputs = _input_operators(spec, compiled)
     if pending is None:
-        generated = _generate(spec, operator.result, timings)
-        kernel_code = _compile_kernel(spec, operator.result, timings)
+        generated = _generate(spec, operator.result, timings, progress=progress)
+        kernel_code = _compile_kernel(spec, operator.result, timings, progress)
     else:
         kernel_code = pending.result()
-    with _stage(timings, "link"):
+    with _stage(timings, "link", progress):
         libraries = dict.fromkeys(library for op in (operator, *inputs) for library in op.libraries)
         linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, lineinfo=options.lineinfo,
                            fma=options.fma, libraries=tuple(libraries),
                            more=tuple(op.code(options.code_kind) for op in inputs))
     python_source, python_first_line = _python_pane(spec)
-    with _stage(timings, "resources"):
+    with _stage(timings, "resources", progress):
         sources = linemap.Sources(kernel.compiled_filename, python_first_line, len(python_source.splitlines()))
         ptx, ptx_keys = linemap.map_ptx(linked.ptx, sources)
         resources = disasm.resource_usage(linked.cubin, linked.info_log, generated.kernels)
@@ -291,9 +307,10 @@ def _input_operators(spec: BuildSpec, options: frontend.Options) -> list:
     return found
 
 
-def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | None = None) -> codegen.Source:
+def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | None = None,
+              progress: Progress | None = None) -> codegen.Source:
     options = spec.options
-    with _stage(timings, "codegen"):
+    with _stage(timings, "codegen", progress):
         return codegen.generate(spec.record, name or spec.kernel.name, spec.target.arch, list(spec.inputs), result,
                                 list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
                                 exclusive=options.exclusive, arrays=list(spec.arrays), mapped=spec.mapped)
@@ -306,10 +323,10 @@ compiled by NVRTC once per process, whatever functions they are built for."""
 _ANONYMOUS = "op"  # the name the text NVRTC compiles gives every operator (same lines as the shown text)
 
 
-def _compile_kernel(spec: BuildSpec, result: ElementType, timings: dict):
+def _compile_kernel(spec: BuildSpec, result: ElementType, timings: dict, progress: Progress | None = None):
     options = spec.options
     text = _generate(spec, result, {}, name=_ANONYMOUS).text
-    with _stage(timings, "nvrtc"):
+    with _stage(timings, "nvrtc", progress):
         return KERNEL_CODE.get_or_make(
             (text, spec.target, options.code_kind, options.lineinfo, options.fma),
             lambda: nvrtc.compile_kernel(text, spec.target, output=options.code_kind, lineinfo=options.lineinfo,

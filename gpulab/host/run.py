@@ -119,9 +119,19 @@ def _captured(kernel: Kernel):
 
 
 def _build(kernel: Kernel, signature: Signature, uniform_types, array_types) -> HostOperator:
+    """Type ``kernel`` as the device does, then compile it for the CPU (a bar after ``progress.DELAY`` seconds)."""
+    with Progress(f"compile {kernel.name} for the host", 2, "stages", ticking=True) as progress:
+        return _build_operator(kernel, signature, uniform_types, array_types, progress)
+
+
+def _build_operator(kernel: Kernel, signature: Signature, uniform_types, array_types,
+                    progress: Progress) -> HostOperator:
     import numba
 
+    progress.begin("typed as on the device")
     result = check(kernel, signature.args, uniform_types, result=signature.result, array_types=array_types)
+    progress.end("typed as on the device")
+    progress.begin("numba for the CPU")
     python = kernel.python_function()
     try:
         argument_types = tuple(t.numba for t in (*signature.args, *uniform_types))
@@ -132,6 +142,8 @@ def _build(kernel: Kernel, signature: Signature, uniform_types, array_types) -> 
     except not_compilable() as exc:
         log.debug("numba cannot compile `%s` for %s; it runs in the interpreter: %s", kernel.name, signature, exc)
         return HostOperator(kernel, python, result)
+    finally:
+        progress.end("numba for the CPU")
     return HostOperator(kernel, python, result, compiled)
 
 

@@ -1,10 +1,17 @@
-"""Class 11: Ctrl-C stops long host work within a second and leaves the session usable; long work shows progress."""
+"""Class 11: Ctrl-C stops any gpulab call within a second and leaves the session usable; long work shows progress.
+
+A host map, a device build (numba-cuda, NVRTC, nvJitLink, nvdisasm) and a
+host operator's compile each show a bar once they have run
+``progress.DELAY`` seconds, and each stops within a second of Ctrl-C.
+"""
 
 import _thread
+import linecache
 import threading
 import time
 
 import numpy as np
+import pytest
 
 import gpulab
 from gpulab import progress
@@ -19,20 +26,115 @@ def slow(x: gpulab.f64) -> gpulab.f64:
     return s
 
 
+def _interrupted_after(call, *, bar: str | None = None, seconds: float = 0.0) -> float | None:
+    """Seconds from Ctrl-C to the KeyboardInterrupt out of ``call()`` (None if it finished first).
+
+    Ctrl-C comes ``seconds`` after the start, or after a bar whose label
+    starts with ``bar`` has appeared, and again every 0.3 s: Python drops a
+    KeyboardInterrupt raised inside a weakref callback or ``__del__``
+    ("Exception ignored in"), as it would a user's first Ctrl-C there, so the
+    time is measured from the last Ctrl-C sent.
+    """
+    shown, done, fired = threading.Event(), threading.Event(), []
+    if bar is not None:
+        made = progress.Progress._shown
+
+        def watched(self):
+            found = made(self)
+            if found is not None and self.description.startswith(bar):
+                shown.set()
+            return found
+
+        patch = pytest.MonkeyPatch()
+        patch.setattr(progress.Progress, "_shown", watched)
+    else:
+        threading.Timer(seconds, shown.set).start()
+
+    def interrupt():
+        shown.wait(120)
+        while not done.wait(0 if not fired else 0.3):
+            fired.append(time.perf_counter())
+            _thread.interrupt_main()
+
+    sender = threading.Thread(target=interrupt, daemon=True)
+    sender.start()
+    try:
+        call()
+    except KeyboardInterrupt:
+        return time.perf_counter() - fired[-1]
+    finally:
+        done.set()
+        shown.set()
+        sender.join()
+        if bar is not None:
+            patch.undo()
+    return None
+
+
+def _long_kernel(lines: int, name: str):
+    """A map kernel of ``lines`` statements, its source in linecache (the issue: 500 lines took 50 s to compile)."""
+    body = "".join(f"    y = y * 1.0001 + {i}.5\n" for i in range(lines))
+    text = f"def {name}(x: gpulab.f32) -> gpulab.f32:\n    y = x\n{body}    return y\n"
+    filename = f"<interrupt-{name}-{time.time_ns()}>"  # a new kernel each run: nothing cached
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {"gpulab": gpulab}
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace[name]
+
+
 def test_ctrl_c_stops_a_long_host_map_within_a_second_and_the_next_call_works(capsys):
     x = np.ones(20_000_000)
     gpulab.map(slow, x[:100], device="host")  # typed and compiled: what follows is the loop only
-    fired = []
-    timer = threading.Timer(progress.DELAY + 0.5, lambda: (fired.append(time.perf_counter()), _thread.interrupt_main()))
-    timer.start()
-    interrupted_after = None
-    try:
-        gpulab.map(slow, x, device="host")  # a minute of work or more on a CPU core
-    except KeyboardInterrupt:
-        interrupted_after = time.perf_counter() - fired[0]
-    finally:
-        timer.cancel()
-    assert interrupted_after is not None, "the map finished before Ctrl-C: give it more items"
-    assert interrupted_after < 1.0
+    after = _interrupted_after(lambda: gpulab.map(slow, x, device="host"), seconds=progress.DELAY + 0.5)
+    assert after is not None, "the map finished before Ctrl-C: give it more items"
+    assert after < 1.0
     assert "host map(slow)" in capsys.readouterr().err  # the bar shown after progress.DELAY seconds
     np.testing.assert_allclose(gpulab.map(slow, x[:3], device="host"), slow(1.0))
+
+
+def test_ctrl_c_stops_a_long_device_build_within_a_second_and_the_same_build_then_succeeds(capsys, monkeypatch):
+    monkeypatch.setattr(progress, "DELAY", 0.5)
+    fn = _long_kernel(500, "long_build")
+    after = _interrupted_after(lambda: gpulab.compile("map", fn, target="sm_90", lineinfo=False), bar="compile map")
+    assert after is not None, "the build finished before Ctrl-C: give the kernel more lines"
+    assert after < 1.0
+    err = capsys.readouterr().err
+    assert "compile map(long_build)" in err and "stages" in err and "frontend" in err  # the stage running
+    build = gpulab.compile("map", fn, target="sm_90", lineinfo=False)  # no half-built entry blocks the key
+    assert build.origin == "built" and "FMA" in build.sass
+
+
+def test_ctrl_c_stops_a_host_operators_compile_within_a_second(capsys, monkeypatch):
+    monkeypatch.setattr(progress, "DELAY", 0.5)
+    fn = _long_kernel(500, "long_host")
+    after = _interrupted_after(lambda: gpulab.map(fn, np.ones(4, np.float32), device="host"), bar="compile long_host")
+    assert after is not None and after < 1.0
+    assert "compile long_host for the host" in capsys.readouterr().err
+    assert gpulab.map(_long_kernel(3, "short_host"), np.ones(2, np.float32), device="host").tolist() == [
+        pytest.approx(((1 * 1.0001 + 0.5) * 1.0001 + 1.5) * 1.0001 + 2.5)] * 2
+
+
+def test_every_stage_of_a_build_is_counted_and_named(capsys, monkeypatch):
+    monkeypatch.setattr(progress, "DELAY", 0.0)  # every bar shows at once
+    fn = _long_kernel(2, "counted_stages")
+    gpulab.compile("map", fn, target="sm_90", lineinfo=False)
+    err = capsys.readouterr().err
+    assert "compile map(counted_stages)" in err and "5/5" in err  # frontend, codegen, nvrtc, link, resources
+    assert "disassemble map(counted_stages)" in err
+    gpulab.map(fn, np.ones(2, np.float32), device="host")
+    assert "compile counted_stages for the host" in capsys.readouterr().err
+
+
+def test_short_work_shows_no_bar(capsys):
+    fn = _long_kernel(2, "quick")
+    gpulab.map(fn, np.ones(2, np.float32), device="host")
+    assert capsys.readouterr().err == ""
+
+
+def test_overlapping_stages_are_named_together():
+    with progress.Progress("work", 2, "stages") as bar:
+        bar.begin("nvrtc")
+        bar.begin("frontend")
+        assert bar.stage == "nvrtc + frontend"
+        bar.end("nvrtc")
+        assert bar.stage == "frontend" and bar.done == 1
