@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 
@@ -75,6 +76,11 @@ class Explained:
 
 def explain(exc: Exception, kernel) -> Explained:
     """Read numba's error ``exc`` about ``kernel``'s function: what failed, where, in gpulab's names."""
+    if isinstance(exc, RecursionError):  # numba-cuda walks the control-flow graph recursively, a frame per block
+        return Explained(f"`{kernel.name}` is too large for numba-cuda: its compiler went past Python's recursion "
+                         f"limit ({sys.getrecursionlimit()}) following the function's branches (a frame per block: "
+                         "a few hundred `if`s in a row can be too many). Split it into several @gpulab.kernel "
+                         "functions that call each other", kernel.location())
     text = _ANSI.sub("", str(exc))
     function = _FUNCTION.search(text)
     if function:

@@ -177,3 +177,28 @@ def test_bench_sizes_say_which_value_is_wrong(sizes, needle):
 
     with pytest.raises(ArgumentError, match=re.escape(needle)):
         gpulab.bench(add, "reduce", sizes, devices=["host"])
+
+
+def test_a_kernel_with_more_branches_than_numba_cuda_follows_says_to_split_it():
+    """numba-cuda walks a function's blocks recursively: 500 `if`s in a row raised RecursionError inside it."""
+    from gpulab.errors import FrontendError
+
+    fn = _function("def branchy(x: gpulab.f32) -> gpulab.f32:\n    y = x\n"
+                   + "".join(f"    if y > {i}:\n        y = y * 1.0001 + {i}.5\n" for i in range(500))
+                   + "    return y\n", "branchy")
+    for call in (lambda: gpulab.map(fn, np.ones(2, np.float32), device="host"),
+                 lambda: gpulab.compile("map", fn, target="sm_90", lineinfo=False)):
+        with pytest.raises(FrontendError, match=r"`branchy` is too large for numba-cuda.*Split it into several "
+                                                r"@gpulab.kernel functions") as info:
+            call()
+        assert "maximum recursion depth" not in str(info.value)
+
+
+def test_the_same_branches_split_into_kernels_compile():
+    half = _function("@gpulab.kernel\ndef half(y: gpulab.f32) -> gpulab.f32:\n"
+                     + "    if y > 1:\n        y = y * 0.5\n" * 100 + "    return y\n", "half")
+    fn = _function("def split(x: gpulab.f32) -> gpulab.f32:\n    return half(half(half(half(half(x)))))\n", "split",
+                   {"half": half})
+    result = gpulab.map(fn, np.array([3e38, 0.25], np.float32), device="host")  # 3e38 is about 2**128
+    assert 0.5 < result[0] <= 1 and result[1] == 0.25
+    assert gpulab.compile("map", fn, target="sm_90", lineinfo=False).sass
