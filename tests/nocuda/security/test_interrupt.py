@@ -7,6 +7,7 @@ host operator's compile each show a bar once they have run
 
 import _thread
 import linecache
+import signal
 import threading
 import time
 
@@ -90,6 +91,40 @@ def test_ctrl_c_stops_a_long_host_map_within_a_second_and_the_next_call_works(ca
     assert after < 1.0
     assert "host map(slow)" in capsys.readouterr().err  # the bar shown after progress.DELAY seconds
     np.testing.assert_allclose(gpulab.map(slow, x[:3], device="host"), slow(1.0))
+
+
+def very_slow(x: gpulab.f64) -> gpulab.f64:
+    s = x
+    i = 0
+    while i < 50_000_000:  # some 0.1 s an item
+        s = s * 1.0000001 + 1e-9
+        i += 1
+    return s
+
+
+def test_ctrl_c_stops_a_map_of_slow_items_within_a_second():
+    """A first chunk of 64 items of 0.12 s each kept Ctrl-C waiting 7 s: chunks now start at one item.
+
+    The Ctrl-C is a SIGALRM raised by the kernel's timer, so it arrives on time even while compiled code
+    holds the GIL (a timer thread would wait for the GIL, and so for the chunk, before it could fire).
+    """
+    gpulab.map(very_slow, np.ones(1), device="host")  # compiled: what follows is the loop only
+    delay = 1.0
+    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
+    began = time.perf_counter()
+    signal.setitimer(signal.ITIMER_REAL, delay)
+    try:
+        gpulab.map(very_slow, np.ones(40), device="host")
+    except KeyboardInterrupt:
+        after = time.perf_counter() - began - delay
+    else:
+        after = None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert after is not None, "the map finished before Ctrl-C"
+    assert after < 1.0
+    assert gpulab.map(slow, np.ones(3), device="host").size == 3  # the session goes on
 
 
 def test_ctrl_c_stops_a_long_device_build_within_a_second_and_the_same_build_then_succeeds(capsys, monkeypatch):
