@@ -263,7 +263,7 @@ def _run_pipeline(spec: BuildSpec, progress: Progress) -> Build:
     with _stage(timings, "link", progress):
         libraries = dict.fromkeys(library for op in (operator, *inputs) for library in op.libraries)
         linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, lineinfo=options.lineinfo,
-                           fma=options.fma, libraries=tuple(libraries),
+                           fma=options.fma, libraries=tuple(libraries), max_registers=generated.register_cap,
                            more=tuple(op.code(options.code_kind) for op in inputs))
     python_source, python_first_line = _python_pane(spec)
     with _stage(timings, "resources", progress):

@@ -41,6 +41,8 @@ MAX_SCAN_ITEMS = 32
 SCAN_RESIDENT_THREADS = 1024
 LOOKBACK_TILES = 256  # the look-back window: tiles whose status each tile reads (lookback.cu)
 LOOKBACK_GROUP = 16  # window slots one thread folds before thread 0 folds the groups (lookback.cu)
+REGISTER_FILE = 65536  # 32-bit registers per SM on every supported target
+MAX_THREAD_REGISTERS = 255
 
 
 def fingerprint() -> str:
@@ -86,6 +88,14 @@ class Source:
     kernels: tuple[str, ...]
     geometry: Geometry
     parameters: dict[str, tuple[Parameter, ...]]
+    register_cap: int | None = None  # registers per thread the kernels' __launch_bounds__ allow
+
+
+def register_cap(block_threads: int, min_blocks: int) -> int | None:
+    """Registers per thread that ``__launch_bounds__(block_threads, min_blocks)`` leaves; None where that is no cap."""
+    per_thread = REGISTER_FILE // (block_threads * min_blocks)
+    per_thread -= per_thread % 8
+    return per_thread if per_thread < MAX_THREAD_REGISTERS else None
 
 
 def geometry_for(types: list[ElementType], primitive: Primitive) -> Geometry:
@@ -153,11 +163,13 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
     operators = [spec for _, spec in walk(kinds)]
     element_types = [*inputs, result, *(t for spec in operators for t in (*spec.args, spec.result))]
     geometry = geometry_for(element_types, primitive)
+    scan_min_blocks = _scan_min_blocks(element_types, geometry)
+    min_blocks = {"fold": REDUCE_MIN_BLOCKS, "tile": scan_min_blocks}.get(primitive.geometry)
     all_uniforms = [*uniforms, *(u for spec in operators for u in spec.uniforms)]
     all_arrays = [*arrays, *(a for spec in operators for a in spec.arrays)]
     sections = [
         _header(primitive.name, name, target, index_bits),
-        _constants(geometry, _scan_min_blocks(element_types, geometry), index_bits, exclusive),
+        _constants(geometry, scan_min_blocks, index_bits, exclusive),
         _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays),
         _piece("common"),
         _accessors(primitive, inputs, kinds, len(arrays)),
@@ -169,7 +181,8 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
     elements = {t.cxx: t for t in (*element_types, *(t for _, t in all_uniforms), *(a.element for _, a in all_arrays))}
     elements.update(_typedefs(primitive, inputs, result))
     return Source(text, primitive.kernels, geometry,
-                  kernel_parameters(text, primitive.kernels, elements, index_bits))
+                  kernel_parameters(text, primitive.kernels, elements, index_bits),
+                  register_cap(geometry.block_threads, min_blocks) if min_blocks else None)
 
 
 def _piece(name: str) -> str:

@@ -82,7 +82,7 @@ def _read(handle, size_of, read) -> str:
 
 
 def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool, fma: bool,
-         libraries=(), more=()) -> Linked:
+         libraries=(), more=(), max_registers: int | None = None) -> Linked:
     """Link the kernel with the operator for ``target``, as their kind says.
 
     Parameters
@@ -94,6 +94,10 @@ def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool
         LTO-IR that numba links with the operator (in both modes).
     more : sequence of Artifact
         Further operators, of the operator's kind (those of mapped inputs).
+    max_registers : int, optional
+        The kernel's register cap (its ``__launch_bounds__``): in a PTX link
+        the called operators must fit under it too, or ptxas refuses the
+        call; they spill instead.
 
     Returns
     -------
@@ -121,6 +125,7 @@ def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool
         ptx = "\n".join(code.text for code in (kernel, operator, *more))
         inputs = [kernel, operator, *more, *libraries]  # libraries: LTO-IR, optimised among themselves, still called
         options += ["-lto"] if libraries else []
+        options += [f"-maxrregcount={max_registers}"] if max_registers else []
     cubin, info = _run(options + [f"-Xptxas=--fmad={'true' if fma else 'false'}"], inputs, want_ptx=False)
     return Linked(cubin=cubin, ptx=ptx, info_log=info)
 

@@ -263,6 +263,15 @@ def test_spills_under_the_scan_register_cap(build_of):
     assert not _kinds(diagnostics(build_of("scan", add64)), "spill")
 
 
+def test_a_called_operator_fits_under_the_register_cap(build_of):
+    # In a PTX link ptxas refused a called operator needing more registers
+    # than the entry's __launch_bounds__ allow; under the cap it spills.
+    build = build_of("scan", log_add_exp, lto=False)
+    assert build.resources["gpulab_scan"].registers <= 64
+    [spill] = _kinds(diagnostics(build), "spill")
+    assert spill.evidence["register_cap"] == 64 and spill.evidence["spill_stores"] > 0
+
+
 def test_stack_frame_without_spills(build_of):
     [stack] = _kinds(diagnostics(build_of("map", sine32)), "stack")
     assert stack.evidence["stack_bytes"] > 0 and stack.evidence["calls"] == 0 and stack.python_line == 2
@@ -299,6 +308,7 @@ def test_64_bit_indexing_and_its_cost(build_of):
 def test_occupancy_limited_by_registers(build_of):
     [found] = _kinds(diagnostics(build_of("reduce", add, lto=False)), "occupancy")
     assert found.severity == "warning" and "limited by registers" in found.message and "LTO" in found.fix
+    assert "caps registers" not in found.fix  # one reduce block per SM: __launch_bounds__ caps nothing
     assert not _kinds(diagnostics(build_of("map", single)), "occupancy")
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...kernel import parse
+from ..codegen import register_cap
 from .attribution import def_line
 from .calls import calls
 from .model import analyse
@@ -293,8 +294,7 @@ def _register_cap(build: Build) -> int | None:
     threads, blocks = (_macro(build.source, name) for name in bounds.groups())
     if not threads or not blocks:
         return None
-    per_thread = 65536 // (threads * blocks)
-    return min(255, per_thread - per_thread % 8)
+    return register_cap(threads, blocks)
 
 
 def _macro(source: str, name: str) -> int | None:
