@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.gpulab-installed
 
-.PHONY: lab test
+.PHONY: lab test wheel binder
 
 # Reinstalled when the package metadata or the extension's sources change (the install builds the extension).
 $(STAMP): pyproject.toml extension/package.json $(wildcard extension/src/*.ts extension/style/*.css)
@@ -23,3 +23,25 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The wheel Binder installs (gpulab with its JupyterLab extension built in, so Binder needs no Node.js),
+# into dist/ (ignored: never committed); a maintainer attaches it to the GitHub release v$(VERSION)
+# (docs/classroom.md, "Binder"), which is where binder/requirements.txt takes it from.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+WHEEL := dist/gpulab-$(VERSION)-py3-none-any.whl
+RELEASE_URL := https://github.com/gpulab/gpulab/releases/download/v$(VERSION)/gpulab-$(VERSION)-py3-none-any.whl
+
+wheel: $(STAMP)
+	rm -f $(WHEEL)
+	$(BIN)/python -m pip wheel --no-deps --quiet -w dist .
+	@echo "$(WHEEL): attach it to the release v$(VERSION) (gh release upload v$(VERSION) $(WHEEL))"
+
+# binder/requirements.txt: gpulab from the release's wheel, and every other package pinned
+# (a fresh install of that wheel with JupyterLab, frozen).
+binder: wheel
+	rm -rf .binder-venv && $(PYTHON) -m venv .binder-venv
+	.binder-venv/bin/python -m pip install --quiet $(WHEEL) 'jupyterlab>=4.2,<5' 'ipykernel>=6.29'
+	{ sed -n '/^#/p' binder/requirements.txt; echo "gpulab @ $(RELEASE_URL)"; \
+	  .binder-venv/bin/python -m pip freeze --exclude gpulab; } > binder/requirements.new
+	mv binder/requirements.new binder/requirements.txt
+	rm -rf .binder-venv

@@ -1,0 +1,27 @@
+"""Session fixtures of the classroom tests: the learners' environments (see learnerenv.py)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from learnerenv import binder_requirements_with, checkout_wheel, make_env
+
+
+@pytest.fixture(scope="session")
+def checkout_wheel_path(tmp_path_factory):
+    """gpulab's wheel built from this checkout, as ``make wheel`` builds the one Binder's release carries."""
+    return checkout_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="session")
+def binder_env(checkout_wheel_path, tmp_path_factory):
+    """What mybinder.org builds from ``binder/``: ``pip install -r binder/requirements.txt``.
+
+    The release wheel that file names is replaced by the same wheel built
+    from this checkout (so the test needs no release, and tests this code).
+    """
+    requirements = binder_requirements_with(checkout_wheel_path, tmp_path_factory.mktemp("binder"))
+    env = make_env("binder", "-r", requirements)
+    yield env
+    shutil.rmtree(env.root, ignore_errors=True)
