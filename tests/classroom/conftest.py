@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from learnerenv import binder_requirements_with, checkout_wheel, make_env
+from learnerenv import HUB_REQUIREMENTS, binder_requirements_with, checkout_wheel, make_env
 
 
 @pytest.fixture(scope="session")
@@ -23,5 +23,14 @@ def binder_env(checkout_wheel_path, tmp_path_factory):
     """
     requirements = binder_requirements_with(checkout_wheel_path, tmp_path_factory.mktemp("binder"))
     env = make_env("binder", "-r", requirements)
+    yield env
+    shutil.rmtree(env.root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def classroom_env(checkout_wheel_path, tmp_path_factory):
+    """A class's image: binder's pins (gpulab as this checkout's wheel) and JupyterHub's pins."""
+    requirements = binder_requirements_with(checkout_wheel_path, tmp_path_factory.mktemp("classroom"))
+    env = make_env("classroom", "-r", requirements, "-r", HUB_REQUIREMENTS)
     yield env
     shutil.rmtree(env.root, ignore_errors=True)
