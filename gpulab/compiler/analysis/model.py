@@ -43,7 +43,7 @@ class Row:
 class Analysis:
     """The analysed SASS of one build (``rows`` in program order; ``raw``: the two nvdisasm outputs)."""
 
-    build: Build
+    build: object  # a Build: the cache checks these annotations at run time, and build.py imports this module
     rows: list[Row]
     raw: tuple[str, str]
 
