@@ -180,7 +180,7 @@ def _float64(build: Build) -> list[Diagnostic]:
             fix = "convert float64 values with f32(...) (gpulab.f32) before the arithmetic"
         result.append(Diagnostic(
             "float64", severity, line,
-            f"line {line} computes in float64: {cause} ({arithmetic} FP64 instructions, "
+            f"line {_shown(build, line)} computes in float64: {cause} ({arithmetic} FP64 instructions, "
             f"{conversions} conversions to and from float64{rate}).",
             fix, {"fp64_instructions": arithmetic, "conversions": conversions,
                   "fp64_per_fp32": ratio, "target": build.target.arch, "literals": literals,
@@ -217,8 +217,9 @@ def _calls(build: Build) -> list[Diagnostic]:
     for call in calls(build):
         what, fix = _CALL_FIXES[call.kind]
         line = max(call.python_lines, key=call.python_lines.get) if call.python_lines else None
-        where = f"line {line}"
-        if line is None:
+        if line is not None:
+            where = f"line {_shown(build, line)}"
+        else:
             cuda = max(call.cuda_lines, key=call.cuda_lines.get) if call.cuda_lines else None
             where = f"gpulab's template, kernel.cu line {cuda}" if cuda else "gpulab's template"
         severity = "info" if call.kind == "local" else "warning"
@@ -259,8 +260,9 @@ def _local_memory(build: Build) -> list[Diagnostic]:
                 f"ptxas spilled registers to local memory: {resources.spill_stores} bytes stored, "
                 f"{resources.spill_loads} loaded ({len(local)} LDL/STL){capped}{reason}. "
                 f"Pressure peaks at {peak.peak_live} live registers "
-                f"({_where(peak.peak_python_line, peak.peak_cuda_line)}); of the Python lines, "
-                f"line {peak.busiest_python_line} keeps the most live.",
+                f"({_where(build, peak.peak_python_line, peak.peak_cuda_line)})"
+                + (f"; of the Python lines, line {_shown(build, peak.busiest_python_line)} keeps the most live."
+                   if peak.busiest_python_line else "."),
                 "keep fewer values live at that line: fewer temporaries, float32 instead of float64, "
                 "no calls (see the call diagnostics)", {**evidence, "register_cap": cap}))
         elif resources.stack_bytes or resources.local_bytes or local:
@@ -277,9 +279,14 @@ def _local_memory(build: Build) -> list[Diagnostic]:
     return result
 
 
-def _where(python_line, cuda_line) -> str:
+def _shown(build: Build, line: int) -> int:
+    """The number the Python pane prints beside its line `line` (its 1-based line)."""
+    return build.python_first_line + line - 1
+
+
+def _where(build: Build, python_line, cuda_line) -> str:
     if python_line:
-        return f"Python line {python_line}"
+        return f"Python line {_shown(build, python_line)}"
     return f"kernel.cu line {cuda_line}" if cuda_line else "no source line"
 
 
@@ -407,7 +414,7 @@ def _occupancy(build: Build) -> list[Diagnostic]:
         cap = _register_cap(build)
         if now.limited_by == "registers":
             line = found.peak_python_line
-            fix = (f"keep fewer values live ({_where(found.peak_python_line, found.peak_cuda_line)} is the peak)"
+            fix = (f"keep fewer values live ({_where(build, found.peak_python_line, found.peak_cuda_line)} is the peak)"
                    if build.options.lto else "link with LTO: a called operator needs registers for the call ABI")
             if cap:
                 fix += f"; the template caps registers at {cap} on purpose, for this many blocks"
