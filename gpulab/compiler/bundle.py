@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..errors import ArgumentError
+from .analysis.bundle import analysis_bundle
 from .build import STAGES, Build
 from .occupancy import occupancy
 from .sass_columns import sass_columns
@@ -66,6 +67,7 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dic
         "stats": {"sass_instructions": build.sass_instructions, "sass_calls": build.sass_calls,
                   "operator_calls": build.operator_calls, "ptx_lines": len(build.ptx.splitlines())},
         "calls": call_kinds(build),
+        "analysis": analysis_bundle(build, panes),
         "compare": bundle_of(compare, panes=panes) if compare is not None else None,
     }
     bundle["header"] = header_of(bundle)
@@ -114,7 +116,10 @@ def header_of(bundle: dict) -> dict:
         ``on``, ``off``, ``warn`` or ``""``); ``options`` (one line);
         ``kernels`` (``columns`` of ``[field, title]``, ``rows`` of ``kernel``,
         ``cells`` by field and the fields to ``warn`` about); ``timings``
-        (``[stage, text]`` in pipeline order, ``total`` last).
+        (``[stage, text]`` in pipeline order, ``total`` last); ``pressure``
+        (per kernel: ``kernel``, ``text``, the peak's ``key``, ``sass_line``);
+        ``diagnostics`` (``kind``, ``severity``, ``key`` of its Python line,
+        ``line``: that line as the Python pane numbers it, ``message``, ``fix``).
     """
     stats, lto = bundle["stats"], bundle["lto"]
     chips = [
@@ -137,7 +142,23 @@ def header_of(bundle: dict) -> dict:
         timings.append(["total", _stage_time(sum(value for _, value in seconds))])
     return {"title": bundle["name"], "chips": chips, "options": _options_line(bundle["options"]),
             "kernels": {"columns": [list(column) for column in KERNEL_COLUMNS], "rows": rows}, "timings": timings,
-            "build": _provenance(bundle["build"])}
+            "build": _provenance(bundle["build"]), **_analysis_header(bundle)}
+
+
+def _analysis_header(bundle: dict) -> dict:
+    """The header's register-pressure lines and diagnostics, from the bundle's ``analysis``."""
+    analysis = bundle.get("analysis") or {}
+    first = next((p["first_line"] for p in bundle["panes"] if p["id"] == "python"), 1)
+
+    def key(line):
+        return f"py:{line}" if line else None
+
+    pressure = [{"kernel": kernel, "text": found["summary"], "key": key(found["peak_python_line"]),
+                 "sass_line": found["peak_sass_line"]} for kernel, found in analysis.get("pressure", {}).items()]
+    diagnostics = [{"kind": d["kind"], "severity": d["severity"], "key": key(d["python_line"]),
+                    "line": f"Python line {first + d['python_line'] - 1}" if d["python_line"] else "template",
+                    "message": d["message"], "fix": d["fix"]} for d in analysis.get("diagnostics", [])]
+    return {"pressure": pressure, "diagnostics": diagnostics}
 
 
 def _calls_text(total: int, kinds: list) -> str:

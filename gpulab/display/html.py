@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 from pygments.token import STANDARD_TYPES
 
+from gpulab.display import gutters
 from gpulab.display.lexers import tokens_by_line
 from gpulab.display.palette import colour_of
 
@@ -121,17 +122,43 @@ def _flex(pane: dict) -> str:
     return f"flex:{min(max(longest, 40), 80)} 1 min({longest + 8}ch,36em)"
 
 
+def _with_hint(tokens: list, hint: str | None) -> str:
+    """One line's markup, its opcode (the first keyword and the modifiers after it) titled with `hint`."""
+    if not hint:
+        return highlight_line(tokens)
+    kinds = [_token_class(ttype) for ttype, _ in tokens]
+    start = next((i for i, kind in enumerate(kinds) if kind == "k"), None)
+    if start is None:
+        return highlight_line(tokens)
+    end = start + 1
+    while end < len(tokens) and kinds[end] == "kp":
+        end += 1
+    return (highlight_line(tokens[:start]) + f'<span class="gl-op" title="{_esc(hint)}">'
+            + highlight_line(tokens[start:end]) + "</span>" + highlight_line(tokens[end:]))
+
+
 def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int],
-                 ns: dict[str, str]) -> str:
+                 ns: dict[str, str], bundle: dict) -> str:
     """Render one pane: title bar and a scrolling list of numbered lines.
 
     `ns` maps a key kind (``"py"``) to a prefix put before it in ``data-k``,
-    so that keys of a compared build only meet equal source lines.
+    so that keys of a compared build only meet equal source lines. The
+    Python pane gets its cost bars, the SASS pane its register-pressure
+    strip, SASS and PTX their opcodes' hints (:mod:`gpulab.display.gutters`).
     """
     language = str(pane.get("language", ""))
     first = _int(pane.get("first_line", 1), 1)
     lines = tokens_by_line(_display_text(pane), language)
     width = len(str(first + max(len(lines) - 1, 0)))
+    pane_id, note = str(pane.get("id", "")), ""
+    gutter, empty = {}, ""
+    if pane_id == "python":
+        gutter = gutters.cost_gutter(bundle)
+        empty = '<span class="gl-g"></span>' if gutter else ""
+    elif pane_id == "sass":
+        gutter, note = gutters.pressure_strip(bundle)
+        empty = '<span class="gl-p"></span>' if gutter else ""
+    hints = gutters.opcode_hints(bundle, pane_id) if pane_id in ("sass", "ptx") else {}
     rows = []
     for i, tokens in enumerate(lines):
         keys = links.get(i, [])
@@ -145,8 +172,8 @@ def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int]
                 attrs += f' style="background-color:{colour}"'
                 number_style = f' style="background-image:linear-gradient({colour},{colour})"'
         rows.append(
-            f'<span class="gl-l"{attrs}><span class="gl-n"{number_style}>{first + i}</span>'
-            f'<span class="gl-c">{highlight_line(tokens)}</span></span>'
+            f'<span class="gl-l"{attrs}><span class="gl-n"{number_style}>{first + i}</span>{gutter.get(i, empty)}'
+            f'<span class="gl-c">{_with_hint(tokens, hints.get(i))}</span></span>'
         )
     if not rows:
         rows.append('<span class="gl-empty">(empty)</span>')
@@ -155,7 +182,7 @@ def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int]
         f'<div class="gl-pane" data-pane="{_esc(pane.get("id", ""))}" data-lang="{_esc(language)}" '
         f'style="{_flex(pane)}">'
         f'<div class="gl-pt"><span>{_esc(pane.get("title") or pane.get("id") or "")}</span>'
-        f'<span class="gl-muted">{count}</span></div>'
+        f'<span class="gl-muted">{_esc(note + " · " if note else "")}{count}</span></div>'
         f'<div class="gl-sc"><pre class="gl-ls" style="--gl-nw:{width + 1}ch">'
         + "".join(rows)
         + "</pre></div></div>"
@@ -170,7 +197,7 @@ def _render_panes(bundle: dict, panes: list, ns: dict[str, str]) -> str:
     }
     links = bundle.get("links") or {}
     body = "".join(
-        _render_pane(p, _pane_links(links, str(p.get("id"))), first_lines, ns) for p in panes
+        _render_pane(p, _pane_links(links, str(p.get("id"))), first_lines, ns, bundle) for p in panes
     )
     return f'<div class="gl-grid">{body}</div>'
 
@@ -238,7 +265,7 @@ def _render_header(bundle: dict) -> str:
     opt = f'<span class="gl-muted">{_esc(options)}</span>' if options else ""
     return (f'<div class="gl-h"><div class="gl-title"><span class="gl-name">'
             f'{_esc(header.get("title", bundle.get("name", "?")))}</span>{_render_chips(header)}{opt}</div>'
-            f"{_render_stats(header)}{_render_toggles(bundle)}</div>")
+            f"{_render_stats(header)}{gutters.render_findings(header)}{_render_toggles(bundle)}</div>")
 
 
 def _delta(new: Any, old: Any) -> str:
@@ -392,6 +419,7 @@ _CSS = (
 & .t-cs{font-style:normal} & .t-cp,& .t-cpf{color:var(--gl-pre);font-style:normal}
 & .t-o,& .t-p{color:var(--gl-fg)} & .t-ow{color:var(--gl-kw)} & .t-err{color:inherit;border:0}
 """.replace("&", _G).replace("\n", "")
+    + gutters.CSS.replace("&", _G).replace("\n", "")
 )
 
 _SCRIPT = """(function(){function init(n){var r=document.getElementById("__ID__");

@@ -24,7 +24,8 @@ def header_lines(header: dict, indent: str = "") -> list[str]:
     -------
     list of str
         The title and chips; the options; one line per kernel, each cell
-        named by its column; the stage timings.
+        named by its column; the stage timings; each kernel's registers
+        and occupancy; each diagnostic with its fix.
     """
     chips = ", ".join(chip["text"] for chip in header.get("chips", []))
     lines = [f"{header.get('title', '?')} ({chips})"]
@@ -40,6 +41,11 @@ def header_lines(header: dict, indent: str = "") -> list[str]:
         lines.append(f"{indent}  build: {header['build']}")
     elif header.get("timings"):
         lines.append(f"{indent}  stages: " + ", ".join(f"{stage} {text}" for stage, text in header["timings"]))
+    for item in header.get("pressure") or []:
+        lines.append(f"{indent}  registers {item.get('kernel', '?')}: {item.get('text', '')}")
+    for item in header.get("diagnostics") or []:
+        lines.append(f"{indent}  {item.get('kind', '?')} ({item.get('line', '')}): {item.get('message', '')} "
+                     f"Fix: {item.get('fix', '')}")
     return lines
 
 

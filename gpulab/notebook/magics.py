@@ -20,10 +20,11 @@ from numba.core.errors import NumbaError
 from .. import cache, registry
 from ..bench import item_count
 from ..compiler.bundle import PANES
+from ..compiler.target import parse_target
 from ..device import current_device, use
 from ..device import device as find_device
 from ..display.errors import format_error
-from ..errors import USER_ERRORS, ArgumentError, GpulabError, KernelTypeError, UserCodeError
+from ..errors import USER_ERRORS, ArgumentError, GpulabError, KernelTypeError, TargetError, UserCodeError
 from ..kernel import AST_LOCK, Kernel
 from . import formatters, session, tracebacks
 from .result import run_cell
@@ -51,6 +52,13 @@ def _panes(text: str) -> tuple[str, ...]:
     if unknown or not panes:
         raise UsageError(f"--show takes panes from {','.join(PANES)}; got {text!r}")
     return panes
+
+
+def _diff_target(text: str) -> str:
+    try:
+        return parse_target(text).arch
+    except TargetError as exc:
+        raise UsageError(f"--diff-target: {exc}") from None
 
 
 def _function_name(tree: ast.Module, name: str | None) -> str:
@@ -131,6 +139,10 @@ class GpulabMagics(Magics):
     @argument("--compare", action="store_true",
               help="also build the function linked the other way and compare CALLs, SASS, registers and, on a "
                    "GPU, time at 2^24 items (or --run's N if larger)")
+    @argument("--diff", choices=("fma", "lto"),
+              help="also build with that option flipped and show the two SASS listings aligned (gpulab.diff)")
+    @argument("--diff-target", type=_diff_target, metavar="TARGET",
+              help="also build for TARGET (e.g. sm_80) and show the two SASS listings aligned (gpulab.diff)")
     @argument("--run", type=_count, metavar="N", help="run on N random items and check against the host backend")
     @argument("--bench", type=_sizes, metavar="SIZES",
               help='time the device and the host at these sizes, e.g. "1e3,1e5,1e7", and plot')
@@ -164,6 +176,10 @@ class GpulabMagics(Magics):
             def square(x):
                 return x * x
 
+            %%gpukernel map --diff-target sm_80
+            def axpb(x: f32) -> f32:
+                return x * f32(2) + f32(1)
+
             %%gpukernel scan -o --target sm_80
             from gpulab import i32
 
@@ -176,6 +192,8 @@ class GpulabMagics(Magics):
         record = _primitive(args.primitive)
         if args.exclusive and "exclusive" not in record.options:
             raise UsageError(f"--exclusive is not an option of {record.name}")
+        if args.diff and args.diff_target:
+            raise UsageError("give --diff or --diff-target, not both: each compares this build with one other")
         initial = self._evaluate(args.initial)
         executed = self._execute(cell)
         if executed is None:
@@ -187,9 +205,11 @@ class GpulabMagics(Magics):
             options = {"lto": defaults.lto if args.lto is None else args.lto,
                        "fma": defaults.fma if args.fma is None else args.fma, "exclusive": args.exclusive,
                        "boundscheck": args.boundscheck}
+            diff = ({"target": args.diff_target} if args.diff_target
+                    else {args.diff: not options[args.diff]} if args.diff else None)
             result = run_cell(kernel, args.primitive, target=session.target_for(args.target, device), device=device,
                               options=options, panes=panes, compare=args.compare, run=args.run,
-                              bench_sizes=args.bench, initial=initial,
+                              bench_sizes=args.bench, initial=initial, diff=diff,
                               show=(lambda part: None) if args.output else display)
         except (GpulabError, NumbaError) as exc:
             print(format_error(exc, filename), file=sys.stderr)

@@ -8,6 +8,8 @@ from typing import Callable
 from IPython.display import display
 
 from ..bench import BenchResult, bench
+from ..compiler.analysis.diff import BuildDiff
+from ..compiler.analysis.diff import diff as build_diff
 from ..compiler.build import Build
 from ..compiler.build import compile as compile_build
 from ..compiler.bundle import PANES, bundle_of
@@ -34,6 +36,8 @@ class KernelResult:
         With ``--run``: the result checked against the host reference.
     bench : BenchResult or None
         With ``--bench``: the timings (``bench.plot()`` draws them).
+    diff : BuildDiff or None
+        With ``--diff`` or ``--diff-target``: this build's SASS aligned with the other's.
     panes : tuple of str
         The panes the view shows.
     """
@@ -43,6 +47,7 @@ class KernelResult:
     compare_table: Table | None = None
     run_check: Table | None = None
     bench: BenchResult | None = None
+    diff: BuildDiff | None = None
     panes: tuple[str, ...] = PANES
 
     def view(self) -> BuildView:
@@ -50,8 +55,9 @@ class KernelResult:
         return BuildView(bundle_of(self.build, panes=self.panes, compare=self.compare))
 
     def parts(self) -> list:
-        """What the cell shows, in order: compare table, view, run check, bench table (its plot follows it)."""
-        return [part for part in (self.compare_table, self.view(), self.run_check, self.bench) if part is not None]
+        """What the cell shows, in order: compare table, view, diff, run check, bench table (its plot follows it)."""
+        return [part for part in (self.compare_table, self.view(), self.diff, self.run_check, self.bench)
+                if part is not None]
 
     def _ipython_display_(self) -> None:
         for part in self.parts():
@@ -64,7 +70,7 @@ class KernelResult:
 
 
 def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options: dict, panes=PANES,
-             compare: bool = False, run: int | None = None, bench_sizes=None, initial=None,
+             compare: bool = False, run: int | None = None, bench_sizes=None, initial=None, diff: dict | None = None,
              show: Callable[[object], None] = lambda part: None) -> KernelResult:
     """Build ``primitive(kernel)``, and compare, run and time it as a cell asks; ``show`` each part when it is ready.
 
@@ -90,6 +96,9 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
         Time the device and the host at these sizes.
     initial : optional
         The reduce or scan initial value.
+    diff : dict, optional
+        Build options (``target``, ``lto``, ``fma``) that differ in a second build, whose SASS is
+        aligned with this one's (:func:`gpulab.diff`).
     show : callable
         Called with each part as soon as it is made (``display`` shows them as they come).
     """
@@ -104,6 +113,10 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
         result.compare_table = compare_table(result.build, result.compare, seconds)
         show(result.compare_table)
     show(result.view())
+    if diff:
+        other = {"target": target, **options, **diff}
+        result.diff = build_diff(result.build, compile_build(primitive, kernel, **other))
+        show(result.diff)
     if run:
         result.run_check = run_check(kernel, primitive, run, device, initial, exclusive)
         show(result.run_check)

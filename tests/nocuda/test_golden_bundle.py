@@ -31,6 +31,8 @@ def header_texts(header: dict) -> list[str]:
     texts = [header["title"], header["options"], *(chip["text"] for chip in header["chips"])]
     texts += [title for _, title in header["kernels"]["columns"]]
     texts += [text for row in header["kernels"]["rows"] for text in row["cells"].values()]
+    texts += [item[field] for item in header["pressure"] for field in ("kernel", "text")]
+    texts += [item[field] for item in header["diagnostics"] for field in ("kind", "message", "fix")]
     return texts + [part for timing in header["timings"] for part in timing]
 
 

@@ -18,21 +18,37 @@ VERSION = 1
 SASS_FIELDS = ("class", "role", "python_line", "cuda_line", "live")
 
 
-def analysis_bundle(build: Build) -> dict:
-    """Everything the view shows about what a build costs, as plain JSON-able data."""
+def analysis_bundle(build: Build, panes=("sass", "ptx")) -> dict:
+    """Everything the view shows about what a build costs, as plain JSON-able data.
+
+    The SASS rows, opcodes and guide entries of a pane not in `panes` are left out.
+    """
     rows = analyse(build).rows
     found_calls = calls(build)
-    ptx = sorted({op for op in map(ptx_opcode, build.ptx.splitlines()) if op})
+    ptx_lines = ({str(i): op for i, op in enumerate(map(ptx_opcode, build.ptx.splitlines())) if op}
+                 if "ptx" in panes else {})
+    sass_rows = rows if "sass" in panes else []
+    sass_ops = sorted({r.instruction.opcode for r in sass_rows})
     return {
         "version": VERSION,
         "classes": [{"id": c.id, "label": c.label, "description": c.description} for c in classes()],
         "sass_fields": list(SASS_FIELDS),
-        "sass": {str(r.instruction.line): [r.klass, r.role, r.python_line, r.cuda_line, r.live] for r in rows},
+        "sass": {str(r.instruction.line): [r.klass, r.role, r.python_line, r.cuda_line, r.live] for r in sass_rows},
         "costs": line_costs(build).as_dict(),
         "pressure": {kernel: found.as_dict() for kernel, found in pressure(build).items()},
         "calls": [c.as_dict() for c in found_calls],
         "call_counts": count_by_kind(found_calls),
         "diagnostics": [d.as_dict() for d in diagnostics(build)],
-        "guide": {"sass": {op: explain(op).as_dict() for op in sorted({r.instruction.opcode for r in rows})},
-                  "ptx": {op: explain(op).as_dict() for op in ptx}},
+        "opcodes": {"sass": {str(r.instruction.line): r.instruction.opcode for r in sass_rows}, "ptx": ptx_lines},
+        "guide": {"sass": {op: _guide_entry(op) for op in sass_ops},
+                  "ptx": {op: _guide_entry(op) for op in sorted(set(ptx_lines.values()))}},
     }
+
+
+def _guide_entry(opcode: str) -> dict:
+    """The guide's explanation of `opcode`, with ``text``: the one line a view shows on hover."""
+    found = explain(opcode)
+    label = next((c.label for c in classes() if c.id == found.klass), found.klass)
+    text = f"{found.opcode} ({label}): {found.summary}" if found.known else f"{found.opcode}: {found.summary}"
+    modifiers = "; ".join(f".{m}: {meaning or 'unknown modifier'}" for m, meaning in found.modifiers)
+    return {**found.as_dict(), "text": f"{text} {modifiers}".strip()}
