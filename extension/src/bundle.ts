@@ -2,6 +2,8 @@
  * The build bundle, MIME type `application/vnd.gpulab.build+json`
  * (see docs/bundle.md). Every string in it is user or compiler text.
  */
+import { IAnalysisView, analysisView } from './analysis';
+
 export const MIME_TYPE = 'application/vnd.gpulab.build+json';
 
 export type PaneId = 'python' | 'cuda' | 'ptx' | 'sass' | string;
@@ -54,6 +56,19 @@ export interface IHeader {
    * its timings, which are of its first build; null for a build made just now.
    */
   build: string | null;
+  /** Per kernel: registers and occupancy as one line, and where the pressure peaks. */
+  pressure: { kernel: string; text: string; key: string | null }[];
+  /** What costs time, each naming its Python line (`key`, `py:N`) with its fix. */
+  diagnostics: IDiagnostic[];
+}
+
+export interface IDiagnostic {
+  kind: string;
+  severity: string;
+  key: string | null;
+  line: string;
+  message: string;
+  fix: string;
 }
 
 export interface IBundle {
@@ -68,6 +83,8 @@ export interface IBundle {
   links: Links;
   stats?: IStats;
   header: IHeader;
+  /** Drawn from the bundle's `analysis` (empty without one). */
+  analysis?: IAnalysisView;
   compare?: IBundle | null;
 }
 
@@ -132,6 +149,7 @@ export function normalizeBundle(data: unknown, depth = 0): IBundle | null {
   };
   return {
     header: normalizeHeader(data.header, str(data.name)),
+    analysis: analysisView(data.analysis),
     version: typeof data.version === 'number' ? data.version : 1,
     name: str(data.name),
     primitive: str(data.primitive),
@@ -152,6 +170,10 @@ function strings(v: unknown): string[] {
 
 function pairs(v: unknown): [string, string][] {
   return Array.isArray(v) ? v.filter(Array.isArray).map(p => [str(p[0]), str(p[1])] as [string, string]) : [];
+}
+
+function keyOf(v: unknown): string | null {
+  return typeof v === 'string' && /^py:\d+$/.test(v) ? v : null;
 }
 
 /** Coerce an untrusted header model; a bundle without one (an older gpulab) gets its name only. */
@@ -183,6 +205,19 @@ export function normalizeHeader(data: unknown, name: string): IHeader {
     options: str(header.options),
     kernels: { columns: pairs(kernels.columns), rows },
     timings: pairs(header.timings),
-    build: typeof header.build === 'string' && header.build ? header.build : null
+    build: typeof header.build === 'string' && header.build ? header.build : null,
+    pressure: (Array.isArray(header.pressure) ? header.pressure.filter(isObject) : []).map(p => ({
+      kernel: str(p.kernel),
+      text: str(p.text),
+      key: keyOf(p.key)
+    })),
+    diagnostics: (Array.isArray(header.diagnostics) ? header.diagnostics.filter(isObject) : []).map(d => ({
+      kind: str(d.kind),
+      severity: str(d.severity),
+      key: keyOf(d.key),
+      line: str(d.line),
+      message: str(d.message),
+      fix: str(d.fix)
+    }))
   };
 }

@@ -12,6 +12,7 @@
  * and is filled with line elements only when it nears the pane's visible
  * window (IntersectionObserver), or when a line in it is scrolled to.
  */
+import { IAnalysisView, analysisView } from './analysis';
 import { IBundle, IPane, normalizeBundle } from './bundle';
 import { IToken, LineTokenizer, segments, tokenizerFor } from './highlight';
 import { LineMap, scrollTarget, splitLines } from './linemap';
@@ -67,6 +68,8 @@ interface IChunk {
 /** What a pane asks of the view that holds it. */
 interface IPaneHost {
   readonly map: LineMap;
+  /** Cost bars (Python), live-register bars (SASS) and opcode hints (SASS, PTX). */
+  readonly analysis: IAnalysisView;
 }
 
 /** One pane: header (title, search, copy) and its lazily rendered lines. */
@@ -133,11 +136,12 @@ export class PaneView {
     // Header: title, line count, search box, match count, copy button.
     const header = h(doc, 'div', 'gpulab-pane-header');
     const title = h(doc, 'span', 'gpulab-pane-title', pane.title);
+    const peak = pane.id === 'sass' ? host.analysis.peakNote : '';
     const count = h(
       doc,
       'span',
       'gpulab-pane-lines',
-      plural(this.lines.length, 'line')
+      (peak ? `${peak} · ` : '') + plural(this.lines.length, 'line')
     );
     const search = h(doc, 'input', 'gpulab-search');
     search.type = 'search';
@@ -370,7 +374,12 @@ export class PaneView {
     const ln = h(this._doc, 'span', 'gpulab-ln', String(this._pane.first_line + i));
     ln.setAttribute('aria-hidden', 'true');
     const text = h(this._doc, 'span', 'gpulab-text');
-    line.append(ln, text);
+    line.append(ln);
+    const gutter = this._gutter(i);
+    if (gutter) {
+      line.append(gutter);
+    }
+    line.append(text);
     this._fillText(text, i);
     if (this._linked.has(i)) {
       line.classList.add('gpulab-linked');
@@ -394,7 +403,56 @@ export class PaneView {
     return line;
   }
 
+  /** The cost bar (Python) or live-register bar (SASS) beside line `i`; null for other panes. */
+  private _gutter(i: number): HTMLElement | null {
+    const { costs, pressure } = this._host.analysis;
+    if (this.id === 'python' && costs.size) {
+      const cell = h(this._doc, 'span', 'gpulab-cost');
+      const bar = costs.get(i);
+      if (bar) {
+        cell.title = bar.title;
+        const stack = h(this._doc, 'span', 'gpulab-cost-bar');
+        stack.style.width = `${bar.width}%`;
+        for (const [klass, n] of bar.segments) {
+          const seg = h(this._doc, 'i', `gpulab-k-${klass}`);
+          seg.style.flexGrow = String(n);
+          stack.appendChild(seg);
+        }
+        cell.appendChild(stack);
+      }
+      return cell;
+    }
+    if (this.id === 'sass' && pressure.size) {
+      const cell = h(this._doc, 'span', 'gpulab-live');
+      const bar = pressure.get(i);
+      if (bar) {
+        cell.title = bar.title;
+        cell.classList.toggle('gpulab-live-peak', bar.peak);
+        const fill = h(this._doc, 'span', 'gpulab-live-bar');
+        fill.style.width = `${bar.width}%`;
+        cell.appendChild(fill);
+      }
+      return cell;
+    }
+    return null;
+  }
+
+  /** Give the line's opcode (its first keyword token) the instruction guide's one line as a tooltip. */
+  private _hint(target: HTMLElement, i: number): void {
+    const hint = this._host.analysis.hints.get(this.id)?.get(i);
+    const op = hint ? target.querySelector('.tok-keyword') : null;
+    if (hint && op) {
+      op.classList.add('gpulab-op');
+      (op as HTMLElement).title = hint;
+    }
+  }
+
   private _fillText(target: HTMLElement, i: number): void {
+    this._fillTokens(target, i);
+    this._hint(target, i);
+  }
+
+  private _fillTokens(target: HTMLElement, i: number): void {
     const text = this.lines[i];
     target.textContent = '';
     if (text.length === 0) {
@@ -821,6 +879,7 @@ interface ISelection {
 export class BuildView implements IPaneHost {
   readonly node: HTMLElement;
   map: LineMap = new LineMap(null);
+  analysis: IAnalysisView = analysisView(null);
 
   private readonly _doc: Doc;
   private _bundle: IBundle | null = null;
@@ -938,6 +997,7 @@ export class BuildView implements IPaneHost {
     this.node.dataset.variant = this._variant;
     this.node.dataset.lto = b.lto ? 'on' : 'off';
     this.map = new LineMap(b.links);
+    this.analysis = b.analysis ?? analysisView(null);
     this.node.appendChild(this._header(b));
 
     const panesEl = h(doc, 'div', 'gpulab-panes');
@@ -1058,6 +1118,8 @@ export class BuildView implements IPaneHost {
       }
       header.appendChild(t);
     }
+
+    this._findings(header, model);
 
     header.appendChild(
       h(
@@ -1197,6 +1259,45 @@ export class BuildView implements IPaneHost {
     sp.addEventListener('pointermove', move);
     sp.addEventListener('pointerup', up);
     sp.addEventListener('pointercancel', up);
+  }
+
+  /** Each kernel's registers and occupancy, then the diagnostics with their fixes; hover one to see its line. */
+  private _findings(header: HTMLElement, model: IBundle['header']): void {
+    const doc = this._doc;
+    for (const p of model.pressure) {
+      const row = h(doc, 'div', 'gpulab-registers');
+      row.append(h(doc, 'span', 'gpulab-timings-label', 'registers'), h(doc, 'b', undefined, p.kernel),
+        doc.createTextNode(` ${p.text}`));
+      this._linkToLine(row, p.key);
+      header.appendChild(row);
+    }
+    if (!model.diagnostics.length) {
+      return;
+    }
+    const list = h(doc, 'ul', 'gpulab-diagnostics');
+    for (const d of model.diagnostics) {
+      const item = h(doc, 'li', 'gpulab-diagnostic');
+      item.dataset.kind = d.kind;
+      item.dataset.severity = d.severity;
+      item.append(h(doc, 'span', 'gpulab-diagnostic-kind', d.kind), doc.createTextNode(` ${d.message} `),
+        h(doc, 'span', 'gpulab-diagnostic-fix', `Fix: ${d.fix}`));
+      this._linkToLine(item, d.key);
+      list.appendChild(item);
+    }
+    header.appendChild(list);
+  }
+
+  /** Hovering `el` selects the Python line of `key` (`py:N`); a click pins it. */
+  private _linkToLine(el: HTMLElement, key: string | null): void {
+    if (!key) {
+      return;
+    }
+    const sel = { pane: 'python', line: Number(key.slice(3)) - 1 };
+    el.dataset.key = key;
+    el.classList.add('gpulab-to-line');
+    el.addEventListener('mouseenter', () => !this._pinned && this.select(sel));
+    el.addEventListener('mouseleave', () => !this._pinned && this.select(null));
+    el.addEventListener('click', () => this.select(sel, true));
   }
 
   // ---- selection ---------------------------------------------------------

@@ -1,6 +1,7 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+import { analysisView } from '../src/analysis';
 import { IBundle } from '../src/bundle';
 import { PALETTE } from '../src/palette';
 import {
@@ -402,5 +403,100 @@ describe('layout', () => {
     // Typing in a search box is typing, not stepping.
     key(sass.querySelector('input')!, 'n');
     expect(count.textContent).toBe('3/3 linked');
+  });
+});
+
+/** A small analysis of the example bundle: SASS line 12 is the return line's FADD, line 13 the peak. */
+const ANALYSIS = {
+  sass_fields: ['class', 'role', 'python_line', 'cuda_line', 'live'],
+  sass: { '12': ['fp32', 'computes', 2, 42, 9], '13': ['global', 'kernel', null, 40, 16] },
+  costs: {
+    labels: { fp32: 'FP32', int: 'integer', '<b>': 'x' },
+    python: [
+      { line: 1, computes: { int: 2 }, supports: {}, total: 2, peak_live: 4 },
+      { line: 2, computes: { fp32: 6, '<b>': 1 }, supports: { int: 1 }, total: 8, peak_live: 9 }
+    ]
+  },
+  pressure: { k: { registers: 32, peak_live: 16, peak_sass_line: 13 } },
+  opcodes: { sass: { '12': 'FADD', '13': 'NOSUCHOP' }, ptx: {} },
+  guide: { sass: { FADD: { text: 'FADD (FP32): Adds two 32-bit floats.' } }, ptx: {} }
+};
+
+const HEADER_FINDINGS = {
+  pressure: [{ kernel: 'k', text: '32 registers: 100% occupancy; at 33 it would drop to 75%.', key: 'py:2' }],
+  diagnostics: [
+    { kind: 'float64', severity: 'warning', key: 'py:2', line: 'Python line 2',
+      message: 'line 2 computes in float64: <img src=x>', fix: 'write f32(0.75)' },
+    { kind: 'index64', severity: 'info', key: 'javascript:1', line: 'template', message: 'wide', fix: 'nothing' }
+  ]
+};
+
+function render(): void {
+  const bundle = exampleBundle();
+  view.render({ ...bundle, analysis: ANALYSIS, header: { ...bundle.header, ...HEADER_FINDINGS } });
+}
+
+describe('why is it slow, in the extension', () => {
+  it('draws a cost bar per Python line, as wide as its share of the heaviest, by class', () => {
+    render();
+    const cells = qa('.gpulab-pane[data-pane="python"] .gpulab-cost');
+    expect(cells.length).toBe(2);
+    const bar = cells[1].querySelector('.gpulab-cost-bar') as HTMLElement;
+    expect(bar.style.width).toBe('100%');
+    expect((cells[0].querySelector('.gpulab-cost-bar') as HTMLElement).style.width).toBe('25%');
+    expect(cells[1].title).toBe('8 SASS instructions: 6 FP32, 1 x, 1 integer; peak 9 live registers');
+    // A class id that is not a plain word is drawn as `other`, never put into a class name.
+    expect(Array.from(bar.children).map(c => c.className)).toEqual(['gpulab-k-fp32', 'gpulab-k-other', 'gpulab-k-int']);
+  });
+
+  it('draws a live-register bar beside the SASS with the peak marked and named in the title bar', () => {
+    render();
+    const sass = q('.gpulab-pane[data-pane="sass"]') as HTMLElement;
+    const peak = sass.querySelector('.gpulab-line[data-line="13"] .gpulab-live') as HTMLElement;
+    expect(peak.classList.contains('gpulab-live-peak')).toBe(true);
+    expect(peak.title).toBe('16 of 32 registers live (the peak)');
+    expect((peak.firstChild as HTMLElement).style.width).toBe('50%');
+    expect(sass.querySelector('.gpulab-pane-lines')?.textContent).toMatch(/^peak 16 live at line 14 · /);
+    expect(sass.querySelectorAll('.gpulab-live-peak').length).toBe(1);
+  });
+
+  it("gives SASS opcodes the guide's line, and says when the guide does not know one", () => {
+    render();
+    const op = (i: number): HTMLElement =>
+      q(`.gpulab-pane[data-pane="sass"] .gpulab-line[data-line="${i}"] .gpulab-op`) as HTMLElement;
+    expect(op(12).title).toBe('FADD (FP32): Adds two 32-bit floats.');
+    expect(op(13).title).toBe("NOSUCHOP: not in gpulab's instruction guide");
+  });
+
+  it('shows registers and diagnostics in the header; hovering one lights its Python line', () => {
+    render();
+    expect(q('.gpulab-registers')?.textContent).toContain('100% occupancy; at 33 it would drop to 75%');
+    const items = qa('.gpulab-diagnostic');
+    expect(items.map(i => i.dataset.kind)).toEqual(['float64', 'index64']);
+    expect(items[0].textContent).toContain('<img src=x>'); // text, not markup
+    expect(q('.gpulab-diagnostic img')).toBeNull();
+    expect(items[0].querySelector('.gpulab-diagnostic-fix')?.textContent).toBe('Fix: write f32(0.75)');
+    expect(items[1].dataset.key).toBeUndefined(); // not a py:N key: linked to nothing
+    items[0].dispatchEvent(new MouseEvent('mouseenter'));
+    expect(view.selection).toEqual({ pane: 'python', line: 1 });
+    items[0].click();
+    expect(view.pinned).toBe(true);
+  });
+
+  it('draws the golden build: a cost bar on its return line, its compared build with its diagnostics', () => {
+    view.render(golden);
+    const bars = qa('.gpulab-pane[data-pane="python"] .gpulab-cost[title]');
+    expect(bars.length).toBe(golden.analysis.costs.python.length);
+    (q('.gpulab-variant[data-variant="compare"]') as HTMLElement).click();
+    expect(qa('.gpulab-diagnostic').map(i => i.dataset.kind)).toEqual(
+      golden.compare.header.diagnostics.map(d => d.kind)
+    );
+  });
+
+  it('is empty for a bundle without an analysis', () => {
+    const found = analysisView(undefined);
+    expect(found.costs.size + found.pressure.size).toBe(0);
+    view.render(exampleBundle());
+    expect(q('.gpulab-cost, .gpulab-live, .gpulab-diagnostics')).toBeNull();
   });
 });

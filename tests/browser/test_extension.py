@@ -110,6 +110,21 @@ def _fold_file_browser(page) -> None:
     expect(page.locator("#jp-left-stack")).to_be_hidden()
 
 
+def _open_and_run_all(page, lab_server, path: str):
+    """Open the notebook at ``path`` in a fresh workspace, run all its cells; return its panel's locator."""
+    from playwright.sync_api import expect
+
+    # ?reset: a fresh workspace, not the one another test left (its notebook open beside this one).
+    page.goto(f"{lab_server.url}/lab/tree/{path}?reset&token={lab_server.token}", timeout=PAGE_LOAD_MS)
+    notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    expect(notebook.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
+        1, timeout=PAGE_LOAD_MS)
+    _no_dialog(page)
+    _fold_file_browser(page)
+    _run_all_cells(page, notebook)
+    return notebook
+
+
 def _run_all_cells(page, notebook, attempts: int = 3) -> None:
     """Run > Run All Cells, again if no cell started: a click in the moment the kernel connects can be lost."""
     from playwright.sync_api import expect
@@ -245,15 +260,7 @@ def test_notebook_01_runs_saves_and_the_tests_stay_green(browser, lab_server, tm
     errors: list[str] = []
     with _page(browser, tmp_path, WIDTHS[-1], 1200) as page:
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        # ?reset: a fresh workspace, not the one the other test left (its notebook open beside this one).
-        page.goto(f"{lab_server.url}/lab/tree/checkout/notebooks/{FIRST}?reset&token={lab_server.token}",
-                  timeout=PAGE_LOAD_MS)
-        notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-        expect(notebook.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
-            1, timeout=PAGE_LOAD_MS)
-        _no_dialog(page)
-        _fold_file_browser(page)
-        _run_all_cells(page, notebook)
+        notebook = _open_and_run_all(page, lab_server, f"checkout/notebooks/{FIRST}")
 
         # The last cell ran and none is queued; then save, as a user does.
         last = notebook.locator(".jp-CodeCell .jp-InputPrompt").last
@@ -301,3 +308,73 @@ def test_notebook_01_runs_saves_and_the_tests_stay_green(browser, lab_server, tm
     assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
     stored_checks = len(list((checkout / "notebooks").glob("[0-9][0-9]-*.ipynb")))  # one per notebook
     assert re.search(rf"\b{stored_checks + 2} passed\b", tests.stdout), tests.stdout[-2000:]
+
+
+WHY_CELLS = [
+    "%load_ext gpulab\nfrom gpulab import f32",
+    "%%gpukernel map --target sm_90 --show python,ptx,sass\n"
+    "def promoted(a: f32, b: f32) -> f32:\n"
+    "    return a * 0.75 + b",
+]
+
+
+def test_why_is_it_slow_in_jupyterlab(browser, lab_server, tmp_path):
+    """Cost bars, the register strip, the header's diagnostics and the opcode hints, in the lab (issue 17).
+
+    Screenshots of this view, the float64 diagnostic hovered, go to ``docs/img/why-{width}-{theme}.png``
+    with ``GPULAB_UPDATE_SCREENSHOT=1``.
+    """
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_MS)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in WHY_CELLS]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, lab_server.root / "gpulab_why.ipynb")
+    lab_server.start_kernel("gpulab_why.ipynb", stored_kernel(lab_server.root / "gpulab_why.ipynb"))
+    errors: list[str] = []
+    with _page(browser, tmp_path, 1920, 1200) as page:
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        notebook = _open_and_run_all(page, lab_server, "gpulab_why.ipynb")
+        view = notebook.locator(".gpulab-build")
+        try:
+            expect(view).to_have_count(1, timeout=OUTPUT_MS)
+        except AssertionError as exc:
+            raise AssertionError(f"no build view; outputs:\n{_outputs_text(page)}") from exc
+
+        # The return line's cost bar names its FP64 work; the def line has one too.
+        python = view.locator(".gpulab-pane[data-pane='python']")
+        bars = python.locator(".gpulab-cost[title]")
+        expect(bars).to_have_count(2)
+        assert "FP64" in (python.locator(".gpulab-line", has_text="return").locator(".gpulab-cost")
+                          .get_attribute("title") or "")
+        # The SASS pane's live-register strip has one peak, named in its title bar.
+        sass = view.locator(".gpulab-pane[data-pane='sass']")
+        expect(sass.locator(".gpulab-pane-lines")).to_have_text(re.compile(r"^peak \d+ live at line \d+ · "))
+        expect(sass.locator(".gpulab-live[title]").first).to_be_attached()
+        # A SASS opcode and a PTX instruction carry the guide's line.
+        dfma = sass.locator(".gpulab-op", has_text="DFMA").first
+        dfma.scroll_into_view_if_needed()
+        assert (dfma.get_attribute("title") or "").startswith("DFMA (FP64): ")
+        assert view.locator(".gpulab-pane[data-pane='ptx'] .gpulab-op[title]").count() > 0
+        # The header: the registers and occupancy, and the float64 diagnostic with its fix; hovering it
+        # lights the return line (cell line 3).
+        expect(view.locator(".gpulab-registers")).to_contain_text("% occupancy")
+        diagnostic = view.locator(".gpulab-diagnostic[data-kind='float64']")
+        expect(diagnostic).to_contain_text("line 3 computes in float64")
+        expect(diagnostic.locator(".gpulab-diagnostic-fix")).to_have_text(re.compile(r"^Fix: write f32\(0\.75\)"))
+        diagnostic.click()
+        expect(python.locator(".gpulab-line", has_text="return")).to_have_class(_class("gpulab-active"))
+        expect(sass.locator(".gpulab-line.gpulab-linked").first).to_be_visible()
+        page.mouse.move(0, 0)
+
+        output = notebook.locator(".jp-OutputArea-output:has(.gpulab-build)").first
+        folder = IMAGES if os.environ.get("GPULAB_UPDATE_SCREENSHOT") == "1" else tmp_path
+        for theme, name in THEMES.items():
+            page.evaluate("name => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})", name)
+            expect(page.locator(f"body[data-jp-theme-light='{str(theme == 'light').lower()}']")).to_have_count(1)
+            for width in (1280, 1920):
+                page.set_viewport_size({"width": width, "height": 1200})
+                _screenshot(page, output, folder / f"why-{width}-{theme}.png")
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    assert not errors, errors

@@ -419,3 +419,29 @@ def test_a_misspelt_or_misplaced_gpulab_name_says_which_is_meant(shell, cell, hi
     shown = re.sub(r"\x1b\[[0-9;]*m", "", captured.stdout + captured.stderr)
     assert "UnknownNameError: module 'gpulab' has no attribute" in shown and hint in shown, shown  # an AttributeError
     assert [frame.split(",")[0] for frame in frames(shown)] == [f"Cell In[{number}]"], shown  # none of gpulab's
+
+
+def _run_axpb(shell, options):
+    return run(shell, f"%%gpukernel map --target sm_90 {options}\ndef axpb(x: f32) -> f32:\n"
+                      "    return x * f32(2) + f32(1)\n")
+
+
+@pytest.mark.parametrize("options, labels", [("--diff-target sm_80", ("sm_90", "sm_80")),
+                                             ("--diff fma", ("fma vs no fma",)),
+                                             ("--no-lto --diff lto", ("PTX link vs LTO",))])
+def test_gpukernel_diff_shows_the_two_builds_aligned(shell, options, labels):
+    captured = _run_axpb(shell, options)
+    assert not captured.stderr, captured.stderr
+    shown = [o.data for o in captured.outputs]
+    assert len(shown) == 2  # the view, then the diff
+    table = shown[1]["text/html"]
+    assert all(label in table for label in labels), table[:400]
+
+
+@pytest.mark.parametrize("options, says", [("--diff speed", "invalid choice: 'speed' (choose from 'fma', 'lto')"),
+                                           ("--diff-target sm_2", "--diff-target: 'sm_2'"),
+                                           ("--diff fma --diff-target sm_80", "give --diff or --diff-target, not both")])
+def test_gpukernel_diff_refuses_bad_values_clearly(shell, options, says):
+    captured = _run_axpb(shell, options)
+    assert "UsageError" in captured.stderr and says in captured.stderr, captured.stderr
+    assert not captured.outputs

@@ -157,10 +157,11 @@ def test_an_interrupt_in_a_decoder_reaches_the_caller(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def honest(tmp_path_factory):
-    """A real build and the entry files a cache writes for it and its disassembly."""
+    """A real build and the entry files a cache writes for it, its disassembly and its analysis (the view's)."""
     folder = tmp_path_factory.mktemp("honest")
     gpulab.cache.reset_default_cache(BuildCache(folder, shared=()))
     build = gpulab.compile("map", twice, types=("float32",), target="sm_90")
+    build_mimebundle(build)
     gpulab.cache.reset_default_cache()
     return build, folder
 
@@ -214,7 +215,7 @@ def test_a_forged_build_is_refused_rebuilt_and_the_view_renders(honest, tmp_path
     forge(meta, path)
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)
-    for name in (build.key, build.key + "-sass"):
+    for name in (build.key, build.key + "-sass", build.key + "-analysis"):
         (folder / f"{name}.gpulab").write_bytes(entry(honest_folder, name).read_bytes())
     write_entry(entry(folder, key), key, meta, blobs)
 
