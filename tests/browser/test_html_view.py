@@ -3,11 +3,20 @@
 Where its script runs (a trusted notebook, VS Code), the gaps between panes
 are splitters: dragging one shares the width of the two panes beside it, as
 the extension's splitters do.
+
+The why-is-it-slow test checks the cost bars, the live-register strip, the
+header's diagnostic (hovering it lights its line) and the guide's opcode
+lines, and takes screenshots in the light and dark scheme at 1280 and 1920
+px, into its tmp folder; with ``GPULAB_UPDATE_SCREENSHOT=1`` into
+``docs/img/why-html-{width}-{theme}.png`` (the README shows them).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+from pathlib import Path
 
 import pytest
 
@@ -17,9 +26,15 @@ from gpulab.display.html import render_html
 
 pytestmark = pytest.mark.browser
 
+IMAGES = Path(__file__).resolve().parents[2] / "docs" / "img"
+
 
 def saxpy(x: gpulab.f32, y: gpulab.f32) -> gpulab.f32:
     return 2 * x + y
+
+
+def promoted(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
+    return a * 0.75 + b
 
 
 @contextlib.contextmanager
@@ -75,3 +90,44 @@ def test_the_gap_between_two_rows_is_no_splitter(browser):
         page.mouse.move(x + 150, y, steps=5)
         page.mouse.up()
         assert [panes.nth(i).bounding_box() for i in range(4)] == boxes
+
+
+def test_why_is_it_slow_in_the_html_view(browser, tmp_path):
+    from playwright.sync_api import expect
+
+    html = render_html(bundle_of(gpulab.compile("map", promoted, target="sm_90")))
+    folder = IMAGES if os.environ.get("GPULAB_UPDATE_SCREENSHOT") == "1" else tmp_path
+    for theme in ("light", "dark"):
+        for width in (1280, 1920):
+            page = browser.new_page(viewport={"width": width, "height": 900}, color_scheme=theme,
+                                    device_scale_factor=1)
+            try:
+                page.set_content(f"<!doctype html><html><body>{html}</body></html>")
+                # A cost bar on the def line and on the return line, which names its FP64 work.
+                python = page.locator(".gl-pane[data-pane='python']")
+                expect(python.locator(".gl-g[title]")).to_have_count(2)
+                ret = python.locator(".gl-l", has_text="return")
+                assert "FP64" in (ret.locator(".gl-g").get_attribute("title") or "")
+                # The SASS pane's strip has one peak, named in the pane's title.
+                sass = page.locator(".gl-pane[data-pane='sass']")
+                expect(sass.locator(".gl-pt")).to_contain_text(re.compile(r"peak \d+ live at line \d+"))
+                peak = sass.locator(".gl-p.gl-peak")
+                expect(peak).to_have_count(1)
+                assert "registers live (the peak)" in (peak.get_attribute("title") or "")
+                # A SASS opcode carries the guide's line.
+                dfma = sass.locator(".gl-op", has_text="DFMA").first
+                assert (dfma.get_attribute("title") or "").startswith("DFMA (FP64): ")
+                # The header: registers and occupancy, and the float64 diagnostic with its fix; hovering it
+                # lights the return line.
+                expect(page.locator(".gl-h")).to_contain_text("% occupancy")
+                diagnostic = page.locator(".gl-dw", has_text="computes in float64")
+                expect(diagnostic).to_contain_text("Fix: write f32(0.75)")
+                peak.scroll_into_view_if_needed()  # the SASS pane shows the peak in the screenshot
+                page.evaluate("() => window.scrollTo(0, 0)")
+                diagnostic.hover()
+                expect(ret).to_have_class(re.compile(r"(^|\s)gl-hot(\s|$)"))
+                path = folder / f"why-html-{width}-{theme}.png"
+                page.locator(".gpulab-build").screenshot(path=str(path), animations="disabled")
+                print(f"screenshot: {path}")
+            finally:
+                page.close()
