@@ -22,15 +22,13 @@ VARIANTS = {  # name: (constants, what they change)
     "scan256x96B-1280": ({"SCAN_THREAD_BYTES": 96, "SCAN_RESIDENT_THREADS": 1280}, SCAN),
     "reduce64B": ({"REDUCE_THREAD_BYTES": 64}, REDUCE),
     "reduce128B": ({"REDUCE_THREAD_BYTES": 128}, REDUCE),
-    # issue 11, reduce levers (run B): more than one block per SM (a register cap, or 128 bytes a
-    # thread), and several rows of loads per block folded a batch at a time so the tail is paid once
-    "reduce-2blocks": ({"REDUCE_MIN_BLOCKS": 2}, REDUCE),  # 256 bytes a thread in 128 registers
+    # issue 11, reduce levers (run B): blocks per SM (a register cap, or 128 bytes a thread), and
+    # several rows of loads per block folded a batch at a time so the tail is paid once
+    "reduce-1block": ({"REDUCE_MIN_BLOCKS": 1}, REDUCE),  # no cap: 188 registers (the default before run B)
     "reduce128B-3blocks": ({"REDUCE_THREAD_BYTES": 128, "REDUCE_MIN_BLOCKS": 3}, REDUCE),  # 128B alone: 2 blocks
     "reduce128B-4blocks": ({"REDUCE_THREAD_BYTES": 128, "REDUCE_MIN_BLOCKS": 4}, REDUCE),
     "reduce512B-8rows": ({"REDUCE_THREAD_BYTES": 512, "MAX_REDUCE_ROWS": 32, "MAX_REDUCE_ITEMS": 128,
                           "REDUCE_ROWS_IN_FLIGHT": 8}, REDUCE),
-    "reduce512B-8rows-2blocks": ({"REDUCE_THREAD_BYTES": 512, "MAX_REDUCE_ROWS": 32, "MAX_REDUCE_ITEMS": 128,
-                                  "REDUCE_ROWS_IN_FLIGHT": 8, "REDUCE_MIN_BLOCKS": 2}, REDUCE),
     "block512-reduce128B": ({"BLOCK_THREADS": 512, "REDUCE_THREAD_BYTES": 128}, REDUCE + MAP),
     "map-unroll1": ({"MAP_UNROLL": 1}, MAP),
     "map-unroll4": ({"MAP_UNROLL": 4}, MAP),
