@@ -66,7 +66,7 @@ CASES = [
     ("float64", "float64", "map", poly_promoted, "before: Python float constants", True),
     ("float64", "float64", "map", poly_single, "after: f32(...) constants", False),
     ("spill", "spill", "scan", log_add_exp64, "before: float64, two exp", True),
-    ("spill", "spill", "scan", log_add_exp64_one_exp, "fix 1: float64, one exp (fewer bytes spilled)", True),
+    ("spill", "spill", "scan", log_add_exp64_one_exp, "fix 1: float64, one exp", True),
     ("spill", "spill", "scan", log_add_exp32, "fix 2: float32", False),
 ]
 
