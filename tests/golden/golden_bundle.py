@@ -8,7 +8,9 @@ header model::
 """
 
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 GOLDEN = Path(__file__).resolve().parents[2] / "extension" / "test" / "golden-bundle.json"
@@ -31,5 +33,9 @@ def make() -> dict:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(GOLDEN.parents[2]))
+    # An empty private cache and no shared one: a hit would put "from the disk cache" in the header
+    # where the tests' fresh builds have none.
+    os.environ["GPULAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpulab-golden-")
+    os.environ.pop("GPULAB_SHARED_CACHE_DIR", None)
     GOLDEN.write_text(json.dumps(make(), indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {GOLDEN} ({GOLDEN.stat().st_size:,} bytes)")
