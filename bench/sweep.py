@@ -50,26 +50,26 @@ def warm_status():
 
 def measure(primitives, n: int, dtype: str, warm: bool) -> dict:
     rng = cupy.random.default_rng(0)
-    xs = (rng.standard_normal(n, dtype=np.float32) if dtype == "float32"
-          else rng.integers(-1000, 1000, n, dtype=np.int32))
+    xs = (rng.standard_normal(n, dtype=dtype) if dtype.startswith("float")
+          else rng.integers(-1000, 1000, n, dtype=dtype))
     out = cupy.empty_like(xs)
     size = xs.nbytes
     found = {"copy": 2 * size / gpu_seconds(lambda: out.__setitem__(Ellipsis, xs)) / 1e9}
     if "scan" in primitives:
         scan = gpulab.make_scan(add, xs)
         scan(xs, out=out)
-        if dtype == "int32":
-            assert bool(cupy.all(out == cupy.cumsum(xs, dtype=np.int32))), "scan is wrong"
+        if dtype.startswith("int"):
+            assert bool(cupy.all(out == cupy.cumsum(xs, dtype=dtype))), "scan is wrong"
         else:
             reference = cupy.cumsum(xs.astype(np.float64))
             assert float(cupy.max(cupy.abs(out - reference))) < 1e-3 * n**0.5, "scan is wrong"
         first = out.copy()
         found["scan"] = 2 * size / gpu_seconds(lambda: scan(xs, out=out)) / 1e9
-        found["scan_same_bits"] = bool(cupy.all(first.view(np.uint32) == out.view(np.uint32)))
+        found["scan_same_bits"] = bool(cupy.all(first.view(np.uint8) == out.view(np.uint8)))
         if warm:
             with warm_status():
                 found["scan_warm_status"] = 2 * size / gpu_seconds(lambda: scan(xs, out=out)) / 1e9
-            assert bool(cupy.all(first.view(np.uint32) == out.view(np.uint32))), "warm-status scan is wrong"
+            assert bool(cupy.all(first.view(np.uint8) == out.view(np.uint8))), "warm-status scan is wrong"
     if "filter" in primitives:
         keep = gpulab.make_filter(is_positive, xs)
         kept = cupy.zeros((), np.int64)
@@ -88,7 +88,7 @@ def measure(primitives, n: int, dtype: str, warm: bool) -> dict:
         scalar, zero = cupy.empty((), xs.dtype), np.zeros((), xs.dtype)[()]
         temp = cupy.empty(max(reduce.temp_storage_bytes(n), 1), np.uint8)
         reduce(xs, zero, out=scalar, temp_storage=temp)
-        if dtype == "int32":
+        if dtype.startswith("int"):
             assert int(scalar) == int(cupy.sum(xs, dtype=np.int64)), "reduce is wrong"
         found["reduce"] = size / gpu_seconds(lambda: reduce(xs, zero, out=scalar, temp_storage=temp)) / 1e9
     if "map" in primitives:
@@ -103,6 +103,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--n", type=int, default=28, help="log2 of the item count")
+    parser.add_argument("--dtypes", default="float32,int32", help="of float32, float64, int32, int64 (map: float32, int32)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--warm-status", action="store_true",
                         help="also time scan and filter whose look-back never waits (their ceiling)")
@@ -111,7 +112,7 @@ def main() -> None:
     for name in args.variants.split(","):
         constants, primitives = VARIANTS[name]
         use(constants)
-        for dtype in ("float32", "int32"):
+        for dtype in args.dtypes.split(","):
             start = time.perf_counter()
             try:
                 found = measure(primitives, 2**args.n, dtype, args.warm_status)

@@ -15,11 +15,16 @@ VARIANTS = {  # name: (constants, what they change)
     "window512-group32": ({"LOOKBACK_TILES": 512, "LOOKBACK_GROUP": 32}, SCAN),
     "window1024-group32": ({"LOOKBACK_TILES": 1024, "LOOKBACK_GROUP": 32}, SCAN),
     "window256-group8": ({"LOOKBACK_GROUP": 8}, SCAN),
-    "scan512x64B-1536": ({"SCAN_BLOCK_THREADS": 512, "SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536}, SCAN),
-    "scan256x64B-1536": ({"SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536}, SCAN),
-    "scan256x128B-768": ({"SCAN_RESIDENT_THREADS": 768}, SCAN),
-    "scan256x128B-1280": ({"SCAN_RESIDENT_THREADS": 1280}, SCAN),
-    "scan256x96B-1280": ({"SCAN_THREAD_BYTES": 96, "SCAN_RESIDENT_THREADS": 1280}, SCAN),
+    # resident threads: SCAN_ for scan of items up to 4 bytes, TILE_ for filter and wider scans
+    "scan512x64B-1536": ({"SCAN_BLOCK_THREADS": 512, "SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536,
+                          "TILE_RESIDENT_THREADS": 1536}, SCAN),
+    "scan256x64B-1536": ({"SCAN_THREAD_BYTES": 64, "SCAN_RESIDENT_THREADS": 1536, "TILE_RESIDENT_THREADS": 1536},
+                         SCAN),
+    "scan256x128B-768": ({"SCAN_RESIDENT_THREADS": 768, "TILE_RESIDENT_THREADS": 768}, SCAN),
+    "scan256x128B-1280": ({"TILE_RESIDENT_THREADS": 1280}, SCAN),  # filter and 8-byte scans at 1280 too
+    "scan256x96B-1280": ({"SCAN_THREAD_BYTES": 96, "TILE_RESIDENT_THREADS": 1280}, SCAN),
+    "scan-1024": ({"SCAN_RESIDENT_THREADS": 1024}, ("scan",)),  # the scan landed before run 22
+    "filter-768": ({"TILE_RESIDENT_THREADS": 768}, ("filter",)),  # 80 registers: no spill on sm_90
     "reduce64B": ({"REDUCE_THREAD_BYTES": 64}, REDUCE),
     "reduce128B": ({"REDUCE_THREAD_BYTES": 128}, REDUCE),
     # issue 11, reduce levers (run B): blocks per SM (a register cap, or 128 bytes a thread), and

@@ -34,14 +34,17 @@ REDUCE_ROWS_IN_FLIGHT = 0  # loads a reduce thread issues before it folds them (
 # each block's fence-and-atomic tail left the SM idle; two (128, no spills with LTO) reached
 # 0.98 / 0.95 of copy speed against 0.71-0.78 on an H200 (bench/results run 16).
 REDUCE_MIN_BLOCKS = 2
-# Scan and filter tiles: 256 threads of 128 bytes each, 4 blocks per SM, measured best of the
-# shapes tried on an H200 (bench/results).
+# Scan and filter tiles: 256 threads of 128 bytes each, measured best of the shapes tried on an
+# H200 (bench/results).
 SCAN_BLOCK_THREADS = 256
 SCAN_THREAD_BYTES = 128  # bytes each thread owns in scan and filter (tile.cu)
 MAX_SCAN_ITEMS = 32
-# Scan and filter registers are capped so that this many threads fit on an SM
-# (for items of up to 8 bytes; wider ones would spill under the cap).
-SCAN_RESIDENT_THREADS = 1024
+# Scan and filter registers are capped (__launch_bounds__) so that this many threads fit on an SM.
+# Scan of items up to 4 bytes: 1280 (48 registers) ran 1.05x / 1.03x (float32 / int32) its speed at
+# 1024 on an H200 (bench/results run 21). Filter lost at 1280 (0.58 against 0.64 of copy) and 8-byte
+# items spill under 48 registers, so they keep 1024 (64 registers); items over 8 bytes get no cap.
+SCAN_RESIDENT_THREADS = 1280
+TILE_RESIDENT_THREADS = 1024
 LOOKBACK_TILES = 256  # the look-back window: tiles whose status each tile reads (lookback.cu)
 LOOKBACK_GROUP = 16  # window slots one thread folds before thread 0 folds the groups (lookback.cu)
 REGISTER_FILE = 65536  # 32-bit registers per SM on every supported target
@@ -60,7 +63,7 @@ def fingerprint() -> str:
 def _tuning() -> tuple:
     return (BLOCK_THREADS, MAP_UNROLL, REDUCE_THREAD_BYTES, MAX_REDUCE_ITEMS, MAX_REDUCE_ROWS, MAX_SCALAR_REDUCE_ROWS,
             REDUCE_ROWS_IN_FLIGHT, REDUCE_MIN_BLOCKS, SCAN_BLOCK_THREADS, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS,
-            SCAN_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP)
+            SCAN_RESIDENT_THREADS, TILE_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP)
 
 
 @dataclass(frozen=True)
@@ -121,14 +124,17 @@ def geometry_for(types: list[ElementType], primitive: Primitive) -> Geometry:
     return Geometry(block_threads, vec, unroll, scan_items)
 
 
-def _scan_min_blocks(types: list[ElementType], geometry: Geometry) -> int:
+def _scan_min_blocks(primitive: Primitive, types: list[ElementType], geometry: Geometry) -> int:
     """Blocks per SM that the scan and filter kernels' registers must allow (``__launch_bounds__``).
 
     The same for both link modes, so that they differ in how they link alone:
     under the cap a called (PTX-linked) operator spills where an inlined one fits.
     """
     widest = max(t.itemsize for t in types)
-    return max(1, SCAN_RESIDENT_THREADS // geometry.block_threads) if widest <= 8 else 1
+    if widest > 8:
+        return 1
+    threads = SCAN_RESIDENT_THREADS if primitive.name == "scan" and widest <= 4 else TILE_RESIDENT_THREADS
+    return max(1, threads // geometry.block_threads)
 
 
 def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementType], result: ElementType,
@@ -166,7 +172,7 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
     operators = [spec for _, spec in walk(kinds)]
     element_types = [*inputs, result, *(t for spec in operators for t in (*spec.args, spec.result))]
     geometry = geometry_for(element_types, primitive)
-    scan_min_blocks = _scan_min_blocks(element_types, geometry)
+    scan_min_blocks = _scan_min_blocks(primitive, element_types, geometry)
     min_blocks = {"fold": REDUCE_MIN_BLOCKS, "tile": scan_min_blocks}.get(primitive.geometry)
     all_uniforms = [*uniforms, *(u for spec in operators for u in spec.uniforms)]
     all_arrays = [*arrays, *(a for spec in operators for a in spec.arrays)]
