@@ -43,7 +43,7 @@ class Device:
         """Whether this is a CUDA device."""
         return self.compute_capability is not None
 
-    @property
+    @functools.cached_property
     def ordinal(self) -> int | None:
         """The CUDA ordinal N of ``cuda:N``."""
         return int(self.name.split(":")[1]) if self.is_gpu else None

@@ -138,6 +138,7 @@ class DevicePlan:
         self.kinds = input_kinds(count, options.get("iota", ()), options.get("mapped", ()))
         """Each input's kind: ``"array"``, ``"iota"`` or the :class:`~gpulab.mapped.MappedShape` it is."""
         self._input_dtypes = tuple(t.dtype for t in self.types)
+        self._labels = tuple(f"input {position}" for position in range(count))  # what errors call each input
         operators, start = {}, len(kernel.uniforms) + len(kernel.arrays)
         for path, shape in walk(self.kinds):
             operators[path] = (start, len(shape.kernel.uniforms), len(shape.kernel.arrays))
@@ -178,9 +179,9 @@ class DevicePlan:
         KernelTypeError
             When ``x`` is not of the kind the plan was made for.
         """
+        label = self._labels[position] if path is None else f"input {path.replace('_', '.')}"
         path = str(position) if path is None else path
         kind = self.kinds[position] if kind is None else kind
-        label = f"input {path.replace('_', '.')}"
         if kind == "array":
             self.check_device(x, label)
             pointer, inner_size, inner_stride, outer_stride, size, extent = array_fields(
@@ -217,7 +218,7 @@ class DevicePlan:
         DeviceError
             Naming both devices and what to do.
         """
-        found = device_ordinal(x) if captures.is_device_array(x) else None
+        found = device_ordinal(x)
         if found is not None and found != self.device.ordinal:
             raise DeviceError(f"the {label} lives on cuda:{found}, but this {self.primitive} was made for "
                               f"{self.device.name}: make a plan for cuda:{found} (device='cuda:{found}'), or copy "
@@ -286,7 +287,9 @@ def on_plan_device(call):
     @functools.wraps(call)
     def run(self, *args, **kwargs):
         ordinal = self.device.ordinal
-        activated = _THREAD.__dict__.setdefault("activated", set())
+        activated = getattr(_THREAD, "activated", None)
+        if activated is None:
+            activated = _THREAD.activated = set()
         if ordinal not in activated:
             # A new thread's device is 0 with no current context, and entering Device(0) there makes none
             # current: once per thread and device, make the primary context current for the driver.

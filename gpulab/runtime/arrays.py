@@ -120,11 +120,15 @@ def array_fields(x, dtype: np.dtype, name: str) -> tuple[int, int, int, int, int
 
 
 def device_ordinal(x) -> int | None:
-    """The CUDA ordinal of the device whose memory holds device array ``x`` (``None`` when none can be told).
+    """The CUDA ordinal of the device whose memory holds ``x`` (``None`` for no device array, or when none can be told).
 
     A CuPy array says so itself; a DLPack object through ``__dlpack_device__``;
     any other ``__cuda_array_interface__`` object is asked of the driver by its pointer.
     """
+    if type(x) is _cupy_array:  # read before asking for the interface, which CuPy builds as a dict per call
+        return x.data.device_id
+    if not is_device_array(x):
+        return None
     device_id = getattr(getattr(x, "data", None), "device_id", None)  # a CuPy array's MemoryPointer
     if isinstance(device_id, int):
         return device_id

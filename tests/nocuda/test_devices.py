@@ -53,6 +53,8 @@ def test_where_an_array_lives():
         __cuda_array_interface__ = {"data": (0, False), "shape": (0,), "typestr": "<f4", "version": 3}
 
     assert device_ordinal(Empty()) is None  # no memory: nothing to ask the driver
+    assert device_ordinal(np.ones(3)) is None  # NumPy's DLPack device is the CPU: no device array
+    assert device_ordinal([1.0]) is None
 
 
 def test_a_plan_refuses_an_array_of_another_device_before_it_reads_it():
