@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
-from ..runtime.arrays import array_fields, empty
+from ..runtime.arrays import array_fields, empty, plain_cupy_array
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
-from .plan import index_bits_of, on_plan_device
+from .plan import INT32_MAX, index_bits_of, on_plan_device
 
 KEPT_DTYPE = np.dtype(np.int64)  # the kept count (long long in filter.cu)
 
@@ -66,11 +66,38 @@ class FilterPlan(LookBackPlan):
             kept.fill(0)
             return out, kept
         handle = stream_handle(stream)
-        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
-        pack = prepared.pack("gpulab_filter")
-        pack.write(*fields, n, out_pointer, out_inner_size, out_inner_stride, out_outer_stride, kept_pointer, *status,
-                   epoch,
-                   *prepared.uniform_fields(uniform_values))
-        launch(prepared.kernels["gpulab_filter"], tiles, prepared.build.geometry.block_threads, handle, pack)
+        self._launch(prepared, handle, n, fields, (out_pointer, out_inner_size, out_inner_stride, out_outer_stride),
+                     kept_pointer, temp_storage, prepared.uniform_fields(uniform_values))
         prepared.check_reads(uniform_values, handle)
         return out, kept
+
+    def plain_call(self, prepared):
+        """See :meth:`DevicePlan.plain_call`: ``xs``, ``out`` and ``kept`` C-contiguous CuPy arrays, no
+        ``temp_storage``."""
+        import cupy
+
+        current_stream = cupy.cuda.get_current_stream
+        dtype, ordinal = self.element.dtype, self.device.ordinal
+
+        def call(xs, *, out=None, kept=None, temp_storage=None, stream=None):
+            if stream is not None or temp_storage is not None:
+                return None
+            found, result = plain_cupy_array(xs, dtype, ordinal), plain_cupy_array(out, dtype, ordinal)
+            count = plain_cupy_array(kept, KEPT_DTYPE, ordinal)
+            if (found is None or result is None or count is None or result[1] != found[1] or count[1] != 1
+                    or not 0 < found[1] <= INT32_MAX):
+                return None
+            pointer, n = found
+            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), (result[0], n, 1, n), count[0], None,
+                         ())
+            return out, kept
+
+        return call
+
+    def _launch(self, prepared, stream: int, n: int, fields, out_fields, kept_pointer: int, temp_storage,
+                uniform_fields) -> None:
+        """Launch the filter of ``n`` items (``fields``, the input's) into ``out_fields`` on ``stream``."""
+        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, stream)
+        pack = prepared.pack("gpulab_filter")
+        pack.write(*fields, n, *out_fields, kept_pointer, *status, epoch, *uniform_fields)
+        launch(prepared.kernels["gpulab_filter"], tiles, prepared.build.geometry.block_threads, stream, pack)

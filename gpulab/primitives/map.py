@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
-from ..runtime.arrays import array_fields, empty
+from ..runtime.arrays import array_fields, empty, plain_cupy_array
 from ..runtime.module import launch
 from ..runtime.streams import stream_handle
-from .plan import DevicePlan, index_bits_of, on_plan_device
+from .plan import INT32_MAX, DevicePlan, index_bits_of, on_plan_device
 
 INPUT_NAMES = tuple(f"in{i}" for i in range(8))  # parameter names of the inputs (map takes at most 3)
 
@@ -54,10 +54,41 @@ class MapPlan(DevicePlan):
             prepared = self.prepared(64, uniform_values)
         if n == 0:
             return out
-        pack = prepared.pack("gpulab_map")
-        pack.write(*values, pointer, inner_size, inner_stride, outer_stride, n, *prepared.uniform_fields(uniform_values))
-        geometry = prepared.build.geometry
         handle = stream_handle(stream)
-        launch(prepared.kernels["gpulab_map"], -(-n // geometry.tile), geometry.block_threads, handle, pack)
+        self._launch(prepared, handle, n, *values, pointer, inner_size, inner_stride, outer_stride, n,
+                     *prepared.uniform_fields(uniform_values))
         prepared.check_reads(uniform_values, handle)
         return out
+
+    def plain_call(self, prepared):
+        """See :meth:`DevicePlan.plain_call`: ``out`` and every input C-contiguous CuPy arrays of one size."""
+        import cupy
+
+        current_stream = cupy.cuda.get_current_stream
+        dtypes, result, ordinal = self._input_dtypes, prepared.build.result.dtype, self.device.ordinal
+
+        def call(*xs, out=None, stream=None):
+            found = plain_cupy_array(out, result, ordinal) if stream is None and len(xs) == len(dtypes) else None
+            if found is None:
+                return None
+            out_pointer, n = found
+            fields = []
+            for x, dtype in zip(xs, dtypes):
+                found = plain_cupy_array(x, dtype, ordinal)
+                if found is None or found[1] != n:
+                    return None
+                fields += (found[0], n, 1, n)
+            if not 0 < n <= INT32_MAX:
+                return None
+            self._launch(prepared, current_stream().ptr, n, *fields, out_pointer, n, 1, n, n)
+            return out
+
+        return call
+
+    @staticmethod
+    def _launch(prepared, stream: int, n: int, *fields) -> None:
+        """Write ``fields`` (the kernel's parameters in order) and launch over ``n`` items on ``stream``."""
+        pack = prepared.pack("gpulab_map")
+        pack.write(*fields)
+        geometry = prepared.build.geometry
+        launch(prepared.kernels["gpulab_map"], -(-n // geometry.tile), geometry.block_threads, stream, pack)

@@ -146,6 +146,9 @@ class DevicePlan:
         self._operators = operators  # mapped input's path -> where its values start, its uniforms, its arrays
         self._kernels = (kernel, *(shape.kernel for _, shape in walk(self.kinds)))
         self._has_uniforms = any(k.uniforms or k.arrays for k in self._kernels)
+        # The plain call (see plain_call): None until a call has loaded the 32-bit build, False for a plan
+        # whose calls always read uniforms, captured arrays, iotas or mapped inputs.
+        self._plain = None if not self._has_uniforms and set(self.kinds) == {"array"} else False
 
     def uniform_values(self) -> tuple:
         """What a call passes as uniforms: per kernel (the primitive's, then its mapped inputs' in
@@ -275,6 +278,18 @@ class DevicePlan:
         """Bytes of temporary device storage a run over ``n`` items needs (0 for map)."""
         return 0
 
+    def plain_call(self, prepared: Prepared):
+        """The call of plain inputs with ``prepared`` (the 32-bit build), or ``None`` where there is none.
+
+        It takes ``__call__``'s arguments and reads them with no other check when
+        every array is a C-contiguous CuPy array of the plan's type and device,
+        every output is given, the stream is CuPy's current one and the input has
+        1 to 2^31 - 1 items; for any other call it returns ``None``, and the call
+        takes the general path (with its checks and errors). Only plans with no
+        uniforms, captured arrays, iotas or mapped inputs ask for one.
+        """
+        return None
+
     def finish(self, output, *, stream=None):
         """The primitive's result from what a call returned (the same, but for filter)."""
         return output
@@ -299,11 +314,22 @@ def on_plan_device(call):
                 activate(self.device)
             activated.add(ordinal)
         if gpu_count() == 1:  # the one GPU is always current: no switch to pay for on every call
-            return call(self, *args, **kwargs)
+            return plain_or_general(self, args, kwargs)
         import cupy
 
         with cupy.cuda.Device(ordinal):
-            return call(self, *args, **kwargs)
+            return plain_or_general(self, args, kwargs)
+
+    def plain_or_general(self, args, kwargs):
+        plain = self._plain
+        if plain:
+            done = plain(*args, **kwargs)
+            if done is not None:
+                return done
+        result = call(self, *args, **kwargs)
+        if plain is None and 32 in self._prepared:
+            self._plain = self.plain_call(self._prepared[32]) or False
+        return result
 
     return run
 

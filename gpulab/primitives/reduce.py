@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from ..conversion import scalar
 from ..errors import ArgumentError, LengthMismatchError
-from ..runtime.arrays import array_fields, device_array, empty
+from ..runtime.arrays import array_fields, device_array, empty, plain_cupy_array
 from ..runtime.module import launch, value_fields
 from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
-from .plan import DevicePlan, index_bits_of, on_plan_device
+from .plan import INT32_MAX, DevicePlan, index_bits_of, on_plan_device
 
 COUNTER_BYTES = 4  # an unsigned int: how many blocks of a group have finished (reduce.cu)
 
@@ -57,21 +57,48 @@ class ReducePlan(DevicePlan):
         if out_size != 1:
             raise LengthMismatchError(f"the output has {out_size} items; this call needs 1")
         handle = stream_handle(stream)
+        self._launch(prepared, handle, n, fields, out_pointer, initial_fields, temp_storage,
+                     prepared.uniform_fields(uniform_values))
+        prepared.check_reads(uniform_values, handle)
+        return out
+
+    def plain_call(self, prepared):
+        """See :meth:`DevicePlan.plain_call`: ``xs`` and ``out`` C-contiguous CuPy arrays, ``initial`` a scalar of
+        the element's own type (a NumPy scalar, not a Python number), no ``temp_storage``."""
+        import cupy
+
+        current_stream = cupy.cuda.get_current_stream
+        dtype, ordinal, initial_fields = self.element.dtype, self.device.ordinal, self._initial_fields
+        initial_type = dtype.type if dtype.names is None else None
+
+        def call(xs, initial, *, out=None, temp_storage=None, stream=None):
+            if type(initial) is not initial_type or stream is not None or temp_storage is not None:
+                return None
+            found, result = plain_cupy_array(xs, dtype, ordinal), plain_cupy_array(out, dtype, ordinal)
+            if found is None or result is None or result[1] != 1 or not 0 < found[1] <= INT32_MAX:
+                return None
+            pointer, n = found
+            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), result[0], initial_fields(initial), None,
+                         ())
+            return out
+
+        return call
+
+    def _launch(self, prepared, stream: int, n: int, fields, out_pointer: int, initial_fields, temp_storage,
+                uniform_fields) -> None:
+        """Launch the fold of ``n`` items (``fields``, the input's) into ``out_pointer`` on ``stream``."""
         blocks, groups = self.blocks(n, prepared)
         partials = finished = 0
         if blocks > 1:
             partials_bytes = (blocks + groups) * self.element.itemsize
-            finished, _ = self._counters.get((groups + 1) * COUNTER_BYTES, handle)
+            finished, _ = self._counters.get((groups + 1) * COUNTER_BYTES, stream)
             if temp_storage is None:
-                partials, _ = self._partials.get(partials_bytes, handle)
+                partials, _ = self._partials.get(partials_bytes, stream)
             else:
                 partials = _storage(temp_storage, partials_bytes)
         pack = prepared.pack("gpulab_reduce")
-        pack.write(*fields, n, out_pointer, partials, finished,
-                   *initial_fields, *prepared.uniform_fields(uniform_values))
-        launch(prepared.kernels["gpulab_reduce"], blocks, prepared.build.geometry.block_threads, handle, pack)
-        prepared.check_reads(uniform_values, handle)
-        return out
+        pack.write(*fields, n, out_pointer, partials, finished, *initial_fields, *uniform_fields)
+        launch(prepared.kernels["gpulab_reduce"], blocks, prepared.build.geometry.block_threads, stream, pack)
 
 
 def _storage(temp_storage, nbytes: int) -> int:

@@ -6,11 +6,11 @@ import numpy as np
 
 from ..conversion import scalar
 from ..errors import KernelTypeError, LengthMismatchError
-from ..runtime.arrays import array_fields, empty
+from ..runtime.arrays import array_fields, empty, plain_cupy_array
 from ..runtime.module import launch, value_fields
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
-from .plan import index_bits_of, on_plan_device
+from .plan import INT32_MAX, index_bits_of, on_plan_device
 
 
 class ScanPlan(LookBackPlan):
@@ -49,10 +49,40 @@ class ScanPlan(LookBackPlan):
         if n == 0:
             return out
         handle = stream_handle(stream)
-        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
-        pack = prepared.pack("gpulab_scan")
-        pack.write(*fields, n, out_pointer, out_inner_size, out_inner_stride, out_outer_stride, *status, epoch,
-                   *initial_fields, initial is not None, *prepared.uniform_fields(uniform_values))
-        launch(prepared.kernels["gpulab_scan"], tiles, prepared.build.geometry.block_threads, handle, pack)
+        self._launch(prepared, handle, n, fields, (out_pointer, out_inner_size, out_inner_stride, out_outer_stride),
+                     initial_fields, initial is not None, temp_storage, prepared.uniform_fields(uniform_values))
         prepared.check_reads(uniform_values, handle)
         return out
+
+    def plain_call(self, prepared):
+        """See :meth:`DevicePlan.plain_call`: ``xs`` and ``out`` C-contiguous CuPy arrays of one size, ``initial``
+        ``None`` (inclusive scans) or a scalar of the element's own type, no ``temp_storage``."""
+        import cupy
+
+        current_stream = cupy.cuda.get_current_stream
+        dtype, ordinal, initial_fields, zero = self.element.dtype, self.device.ordinal, self._initial_fields, self._zero
+        initial_type = dtype.type if dtype.names is None else None
+        exclusive = self.exclusive
+
+        def call(xs, initial=None, *, out=None, temp_storage=None, stream=None):
+            if stream is not None or temp_storage is not None:
+                return None
+            if type(initial) is not initial_type and (initial is not None or exclusive):
+                return None
+            found, result = plain_cupy_array(xs, dtype, ordinal), plain_cupy_array(out, dtype, ordinal)
+            if found is None or result is None or result[1] != found[1] or not 0 < found[1] <= INT32_MAX:
+                return None
+            pointer, n = found
+            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), (result[0], n, 1, n),
+                         initial_fields(zero if initial is None else initial), initial is not None, None, ())
+            return out
+
+        return call
+
+    def _launch(self, prepared, stream: int, n: int, fields, out_fields, initial_fields, has_initial: bool,
+                temp_storage, uniform_fields) -> None:
+        """Launch the scan of ``n`` items (``fields``, the input's) into ``out_fields`` on ``stream``."""
+        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, stream)
+        pack = prepared.pack("gpulab_scan")
+        pack.write(*fields, n, *out_fields, *status, epoch, *initial_fields, has_initial, *uniform_fields)
+        launch(prepared.kernels["gpulab_scan"], tiles, prepared.build.geometry.block_threads, stream, pack)

@@ -119,6 +119,15 @@ def array_fields(x, dtype: np.dtype, name: str) -> tuple[int, int, int, int, int
     return (view.pointer, *layout, view.size, extent)
 
 
+def plain_cupy_array(x, dtype: np.dtype, ordinal: int) -> tuple[int, int] | None:
+    """``(pointer, size)`` of ``x`` when it is a C-contiguous CuPy array of ``dtype`` on device ``ordinal``, else
+    ``None`` (then :func:`array_fields` and the plan's checks read it, and say what is wrong if anything is)."""
+    if (type(x) is not _cupy_array or not x._c_contiguous or (x.dtype is not dtype and x.dtype != dtype)
+            or x.data.device_id != ordinal):
+        return None
+    return x.data.ptr, x.size
+
+
 def device_ordinal(x) -> int | None:
     """The CUDA ordinal of the device whose memory holds ``x`` (``None`` for no device array, or when none can be told).
 

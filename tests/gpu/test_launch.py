@@ -161,7 +161,8 @@ def test_every_stream_kind():
 
 
 @pytest.mark.parametrize("own_streams", [False, True])
-def test_eight_threads_share_one_plan_of_each_primitive(own_streams):
+@pytest.mark.parametrize("outputs_given", [False, True])
+def test_eight_threads_share_one_plan_of_each_primitive(own_streams, outputs_given):
     rng = np.random.default_rng(3)
     inputs = [rng.integers(-1000, 1000, size, dtype=np.int32) for size in (100, 5000, 2**16 + 1, 2**20, 777) * 2]
     device_inputs = [cupy.asarray(data) for data in inputs]
@@ -178,9 +179,15 @@ def test_eight_threads_share_one_plan_of_each_primitive(own_streams):
                 k = (index + round_) % len(inputs)
                 with stream:
                     xs = device_inputs[k]
-                    got = {"map": plans["map"](xs), "reduce": plans["reduce"](xs, np.int32(5)),
-                           "scan": plans["scan"](xs, np.int32(1)),
-                           "filter": plans["filter"].finish(plans["filter"](xs))}
+
+                    def out(dtype, shape=xs.shape):  # every output given: the plain call (see DevicePlan)
+                        return cupy.empty(shape, dtype) if outputs_given else None
+
+                    got = {"map": plans["map"](xs, out=out(np.int64)),
+                           "reduce": plans["reduce"](xs, np.int32(5), out=out(np.int32, ())),
+                           "scan": plans["scan"](xs, np.int32(1), out=out(np.int32)),
+                           "filter": plans["filter"].finish(plans["filter"](xs, out=out(np.int32),
+                                                                            kept=out(np.int64, ())))}
                     stream.synchronize()
                 for primitive, want in _expected(inputs[k]).items():
                     if primitive in got and not np.array_equal(cupy.asnumpy(got[primitive]), want):
@@ -264,3 +271,77 @@ def test_one_shot_calls_see_a_changed_uniform_and_a_redefined_helper(monkeypatch
     np.testing.assert_array_equal(gpulab.map(outer, xs).get(), [20, 120, 220, 320])
     monkeypatch.setitem(globals(), "offset", 1.5)  # a float now: another build, the same plan
     np.testing.assert_array_equal(gpulab.map(outer, xs).get(), [1.5, 101.5, 201.5, 301.5])
+
+
+def _plain_calls(data):
+    """Per primitive: a reused plan, its call with every output given, and that call's host result."""
+    xs = cupy.asarray(data)
+    doubled, out = cupy.empty(N, np.int64), cupy.empty(N, np.int32)  # x + x of int32 items is int64 (numba)
+    scalar, kept = cupy.empty((), np.int32), cupy.empty((), np.int64)
+    mapper, reducer = gpulab.make_map(twice, xs), gpulab.make_reduce(add, xs)
+    scanner, exclusive = gpulab.make_scan(add, xs), gpulab.make_scan(add, xs, exclusive=True)
+    filterer = gpulab.make_filter(positive, xs)
+    return {
+        "map": (mapper, lambda x=xs: mapper(x, out=doubled), data * 2),
+        "reduce": (reducer, lambda x=xs: reducer(x, np.int32(5), out=scalar), data.sum() + 5),
+        "scan": (scanner, lambda x=xs: scanner(x, out=out), np.cumsum(data)),
+        "scan, initial": (scanner, lambda x=xs: scanner(x, np.int32(3), out=out), np.cumsum(data) + 3),
+        "exclusive scan": (exclusive, lambda x=xs: exclusive(x, np.int32(3), out=out),
+                           np.concatenate([[3], np.cumsum(data)[:-1] + 3])),
+        "filter": (filterer, lambda x=xs: filterer.finish(filterer(x, out=out, kept=kept)), data[data > 0]),
+    }
+
+
+def test_reused_plans_with_their_outputs_given_take_the_plain_call_and_give_the_host_results():
+    data = np.random.default_rng(5).integers(-1000, 1000, N, dtype=np.int32)
+    for name, (plan, call, want) in _plain_calls(data).items():
+        assert plan._plain is None or plan._plain, name  # not refused: no uniforms, arrays only
+        for _ in range(3):  # the first call loads the 32-bit build and takes the general path, the next the plain
+            np.testing.assert_array_equal(cupy.asnumpy(call()), want, err_msg=name)
+        assert plan._plain, name
+        grid = cupy.asarray(data).reshape(1, N)  # C-contiguous, but not 1-D: the plain call reads its size
+        np.testing.assert_array_equal(cupy.asnumpy(call(grid)), want, err_msg=f"{name} of a 2-d input")
+
+
+def test_every_call_the_plain_call_does_not_take_gives_what_the_general_path_gives():
+    from gpulab.errors import ConversionError, HostArrayError, LengthMismatchError
+
+    data = np.random.default_rng(6).integers(-1000, 1000, N, dtype=np.int32)
+    xs = cupy.asarray(data)
+    calls = _plain_calls(data)
+    for _, call, _ in calls.values():
+        call(), call()
+    mapper, reducer, scanner = calls["map"][0], calls["reduce"][0], calls["scan"][0]
+    out, doubled = cupy.empty(N, np.int32), cupy.empty(N, np.int64)
+    pair = gpulab.make_map(add, xs, xs)
+    for _ in range(2):
+        np.testing.assert_array_equal(cupy.asnumpy(pair(xs, xs[::-1].copy(), out=doubled)), data + data[::-1])
+    half = cupy.empty(len(data[::2]), np.int64)
+    np.testing.assert_array_equal(cupy.asnumpy(mapper(xs[::2], out=half)), data[::2] * 2)
+    np.testing.assert_array_equal(cupy.asnumpy(mapper(Interface(xs), out=doubled)), data * 2)
+    columns = cupy.empty((N, 2), np.int64)
+    np.testing.assert_array_equal(cupy.asnumpy(mapper(xs, out=columns[:, 1])), data * 2)
+    np.testing.assert_array_equal(cupy.asnumpy(scanner(xs[::3], out=out[: len(data[::3])])), np.cumsum(data[::3]))
+    assert int(reducer(xs, 5, out=cupy.empty((), np.int32))) == data.sum() + 5  # a Python initial value
+    temp = cupy.zeros(scanner.temp_storage_bytes(N), np.uint8)
+    np.testing.assert_array_equal(cupy.asnumpy(scanner(xs, out=out, temp_storage=temp)), np.cumsum(data))
+    stream = cupy.cuda.Stream(non_blocking=True)
+    doubled.fill(0)
+    mapper(xs, out=doubled, stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(cupy.asnumpy(doubled), data * 2)
+    with pytest.raises(ConversionError, match="output holds float32"):
+        mapper(xs, out=cupy.empty(N, np.float32))
+    with pytest.raises(ConversionError, match="input 0 holds float32"):
+        reducer(xs.astype(np.float32), np.int32(0), out=cupy.empty((), np.int32))
+    with pytest.raises(LengthMismatchError, match=f"the output has {N - 1} items"):
+        scanner(xs, out=out[1:])
+    with pytest.raises(LengthMismatchError, match="equal lengths"):
+        pair(xs, xs[1:], out=doubled)
+    with pytest.raises(LengthMismatchError, match="the output has 2 items"):
+        reducer(xs, np.int32(0), out=cupy.empty(2, np.int32))
+    with pytest.raises(HostArrayError):
+        mapper(data, out=doubled)
+    empty = cupy.empty(0, np.int64)
+    assert mapper(cupy.empty(0, np.int32), out=empty) is empty
+    assert int(reducer(cupy.empty(0, np.int32), np.int32(7), out=cupy.empty((), np.int32))) == 7
