@@ -2,7 +2,9 @@
 
 Run on a GPU: ``python bench/launch.py [--out DIR]``. Every figure is wall
 time per call, calls issued back to back (the stream synchronised once at
-the end), median of 5 rounds. Launch candidates launch the same pre-packed
+the end), median of 5 rounds; ``gpu_us`` is the GPU's own time per call
+(see ``gpu_time``): where it is close to the wall time, the kernel, not the
+host, sets the pace. Launch candidates launch the same pre-packed
 kernel (a gpulab map of 1024 float32 items) or, where a candidate packs its
 own arguments, a kernel of nine 64-bit parameters (as many bytes as the map's):
 
@@ -98,6 +100,31 @@ def per_step(call, calls=20000) -> float:
         for _ in range(calls):
             call()
         samples.append((time.perf_counter() - start) / calls * 1e6)
+    return statistics.median(samples)
+
+
+SPIN = ('extern "C" __global__ void spin(long long cycles) {'
+        ' const long long t = clock64(); while (clock64() - t < cycles) {} }')
+
+
+def gpu_time(call, calls=500, rounds=5) -> float:
+    """Microseconds of GPU time per call, back to back: the calls queue up behind a kernel that spins for
+    longer than the host takes to issue them, so the GPU never waits for the host (a call's cost when
+    issuing it is not the limit; per_call is the larger of the two)."""
+    spin = cupy.RawKernel(SPIN, "spin")
+    cycles = np.int64(cupy.cuda.Device().attributes["ClockRate"] * 1000 * calls * 60e-6)  # 60 us per call
+    for _ in range(20):
+        call()
+    samples = []
+    for _ in range(rounds):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        spin((1,), (1,), (cycles,))
+        start.record()
+        for _ in range(calls):
+            call()
+        end.record()
+        end.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / calls)
     return statistics.median(samples)
 
 
@@ -236,15 +263,19 @@ def calls(results: dict) -> None:
         "reduce, one-shot": lambda: gpulab.reduce(add, xs, zero),
         "make_scan, reused": lambda: scanner(xs, out=out),
         "make_filter, reused": lambda: filterer(xs, out=out, kept=kept),
+        "scan, one-shot": lambda: gpulab.scan(add, xs),
     }
     found = results.setdefault("call_us", {})
+    on_gpu = results.setdefault("gpu_us", {})
+    for name, call in rows.items():
+        on_gpu[name] = gpu_time(call)
     profiles = results.setdefault("profiles", {})
     for launcher in module.LAUNCHERS:
         module.use_launcher(launcher)
         for name, call in rows.items():
             found[f"{name} ({launcher} launcher)"] = per_call(call)
     module.use_launcher()
-    for name in ("make_map, reused", "make_reduce, reused", "map, one-shot"):
+    for name in ("make_map, reused", "make_reduce, reused", "make_scan, reused", "map, one-shot"):
         profiler = cProfile.Profile()
         call = rows[name]
         profiler.enable()
@@ -270,7 +301,7 @@ def main() -> None:
     for part in (launch_candidates, steps, calls):
         part(results)
     print(results["device"])
-    for section in ("launch_us", "step_us", "call_us"):
+    for section in ("launch_us", "step_us", "call_us", "gpu_us"):
         print(f"\n{section}")
         for name, value in results[section].items():
             print(f"  {name:72} {value:8.2f}" if isinstance(value, float) else f"  {name:72} {value}")

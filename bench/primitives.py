@@ -69,16 +69,19 @@ def gpu_seconds(call, repeats=REPEATS, warmup=WARMUP) -> float:
     return statistics.median(samples)
 
 
-def call_latency(call, calls=1000) -> float:
-    """Seconds per call when calls are issued back to back (launch-bound at small n)."""
+def call_latency(call, calls=1000, rounds=3) -> float:
+    """Seconds per call when calls are issued back to back (launch-bound at small n), median of ``rounds``."""
     for _ in range(20):
         call()
-    cupy.cuda.get_current_stream().synchronize()
-    begin = time.perf_counter()
-    for _ in range(calls):
-        call()
-    cupy.cuda.get_current_stream().synchronize()
-    return (time.perf_counter() - begin) / calls
+    samples = []
+    for _ in range(rounds):
+        cupy.cuda.get_current_stream().synchronize()
+        begin = time.perf_counter()
+        for _ in range(calls):
+            call()
+        cupy.cuda.get_current_stream().synchronize()
+        samples.append((time.perf_counter() - begin) / calls)
+    return statistics.median(samples)
 
 
 def _versions() -> dict:

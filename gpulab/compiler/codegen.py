@@ -221,6 +221,7 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
         "  // of them, loaded before the reduce folds them\n"
         f"#define REDUCE_MIN_BLOCKS {REDUCE_MIN_BLOCKS}  // reduce blocks per SM the registers must allow\n"
         "#define WARP_TILE (WARP_THREADS * VEC * UNROLL)\n"
+        "#define REDUCE_ROW (BLOCK_THREADS * VEC)  // a vector per thread: what a small reduce reads (fold_range.cu)\n"
         "#define TILE (BLOCK_THREADS * VEC * UNROLL)\n"
         f"#define SCAN_ITEMS {geometry.scan_items}  // contiguous items per thread in scan and filter\n"
         "#define SCAN_TILE (BLOCK_THREADS * SCAN_ITEMS)\n"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
-from ..runtime.arrays import array_fields, empty, plain_cupy_array
-from ..runtime.module import launch
+from ..runtime.arrays import array_fields, empty, plain_cupy_array, plain_output
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
 from .plan import INT32_MAX, index_bits_of, on_plan_device
@@ -72,8 +71,8 @@ class FilterPlan(LookBackPlan):
         return out, kept
 
     def plain_call(self, prepared):
-        """See :meth:`DevicePlan.plain_call`: ``xs``, ``out`` and ``kept`` C-contiguous CuPy arrays, no
-        ``temp_storage``."""
+        """See :meth:`DevicePlan.plain_call`: ``xs`` a C-contiguous CuPy array, ``out`` and ``kept`` ones too
+        or ``None``, no ``temp_storage``."""
         import cupy
 
         current_stream = cupy.cuda.get_current_stream
@@ -82,15 +81,16 @@ class FilterPlan(LookBackPlan):
         def call(xs, *, out=None, kept=None, temp_storage=None, stream=None):
             if stream is not None or temp_storage is not None:
                 return None
-            found, result = plain_cupy_array(xs, dtype, ordinal), plain_cupy_array(out, dtype, ordinal)
-            count = plain_cupy_array(kept, KEPT_DTYPE, ordinal)
-            if (found is None or result is None or count is None or result[1] != found[1] or count[1] != 1
-                    or not 0 < found[1] <= INT32_MAX):
+            found = plain_cupy_array(xs, dtype, ordinal)
+            if found is None or not 0 < found[1] <= INT32_MAX:
                 return None
             pointer, n = found
-            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), (result[0], n, 1, n), count[0], None,
+            output, count = plain_output(out, n, dtype, ordinal), plain_output(kept, None, KEPT_DTYPE, ordinal)
+            if output is None or count is None:
+                return None
+            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), (output[1], n, 1, n), count[1], None,
                          ())
-            return out, kept
+            return output[0], count[0]
 
         return call
 
@@ -98,6 +98,5 @@ class FilterPlan(LookBackPlan):
                 uniform_fields) -> None:
         """Launch the filter of ``n`` items (``fields``, the input's) into ``out_fields`` on ``stream``."""
         tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, stream)
-        pack = prepared.pack("gpulab_filter")
-        pack.write(*fields, n, *out_fields, kept_pointer, *status, epoch, *uniform_fields)
-        launch(prepared.kernels["gpulab_filter"], tiles, prepared.build.geometry.block_threads, stream, pack)
+        prepared.launcher("gpulab_filter")(tiles, stream, *fields, n, *out_fields, kept_pointer, *status, epoch,
+                                           *uniform_fields)

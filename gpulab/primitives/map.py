@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
-from ..runtime.arrays import array_fields, empty, plain_cupy_array
-from ..runtime.module import launch
+from ..runtime.arrays import array_fields, empty, plain_cupy_array, plain_output
 from ..runtime.streams import stream_handle
 from .plan import INT32_MAX, DevicePlan, index_bits_of, on_plan_device
 
@@ -55,40 +54,34 @@ class MapPlan(DevicePlan):
         if n == 0:
             return out
         handle = stream_handle(stream)
-        self._launch(prepared, handle, n, *values, pointer, inner_size, inner_stride, outer_stride, n,
-                     *prepared.uniform_fields(uniform_values))
+        prepared.launcher("gpulab_map")(-(-n // prepared.build.geometry.tile), handle, *values, pointer, inner_size,
+                                        inner_stride, outer_stride, n, *prepared.uniform_fields(uniform_values))
         prepared.check_reads(uniform_values, handle)
         return out
 
     def plain_call(self, prepared):
-        """See :meth:`DevicePlan.plain_call`: ``out`` and every input C-contiguous CuPy arrays of one size."""
+        """See :meth:`DevicePlan.plain_call`: every input a C-contiguous CuPy array, all of one size, and ``out``
+        one too or ``None``."""
         import cupy
 
         current_stream = cupy.cuda.get_current_stream
         dtypes, result, ordinal = self._input_dtypes, prepared.build.result.dtype, self.device.ordinal
+        run, tile = prepared.launcher("gpulab_map"), prepared.build.geometry.tile
 
         def call(*xs, out=None, stream=None):
-            found = plain_cupy_array(out, result, ordinal) if stream is None and len(xs) == len(dtypes) else None
-            if found is None:
+            if stream is not None or len(xs) != len(dtypes):
                 return None
-            out_pointer, n = found
-            fields = []
+            fields, n = [], None
             for x, dtype in zip(xs, dtypes):
                 found = plain_cupy_array(x, dtype, ordinal)
-                if found is None or found[1] != n:
+                if found is None or (n is not None and found[1] != n):
                     return None
+                n = found[1]
                 fields += (found[0], n, 1, n)
-            if not 0 < n <= INT32_MAX:
+            output = plain_output(out, n, result, ordinal) if 0 < n <= INT32_MAX else None
+            if output is None:
                 return None
-            self._launch(prepared, current_stream().ptr, n, *fields, out_pointer, n, 1, n, n)
-            return out
+            run(-(-n // tile), current_stream().ptr, *fields, output[1], n, 1, n, n)
+            return output[0]
 
         return call
-
-    @staticmethod
-    def _launch(prepared, stream: int, n: int, *fields) -> None:
-        """Write ``fields`` (the kernel's parameters in order) and launch over ``n`` items on ``stream``."""
-        pack = prepared.pack("gpulab_map")
-        pack.write(*fields)
-        geometry = prepared.build.geometry
-        launch(prepared.kernels["gpulab_map"], -(-n // geometry.tile), geometry.block_threads, stream, pack)

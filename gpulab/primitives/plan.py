@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from typing import NamedTuple
 
@@ -29,7 +29,7 @@ from ..mapped import Mapped, input_kinds, walk
 from ..registry import primitive as primitive_record
 from ..runtime import bounds
 from ..runtime.arrays import array_fields, device_ordinal, strided_array
-from ..runtime.module import ArgumentPack, LoadedModule, activate, load, plain_number, value_fields
+from ..runtime.module import ArgumentPack, LoadedModule, activate, launch, load, plain_number, value_fields
 from . import params
 
 INT32_MAX = 2**31 - 1
@@ -61,6 +61,7 @@ class Prepared:
     local: threading.local
     kernels: dict[str, int]  # kernel name -> CUfunction address, for launch()
     orders: dict[str, tuple[str, ...]]  # kernel name -> the parameter names its plan writes, in order
+    launchers: dict = field(default_factory=dict)  # kernel name -> its launcher()
 
     def uniform_fields(self, values: tuple) -> tuple:
         """The uniforms' values as :meth:`ArgumentPack.write` takes them (numbers as they are), then the
@@ -99,6 +100,21 @@ class Prepared:
         if all(map(plain_number, dtypes)):
             return None
         return tuple(value_fields(dtype) for dtype in dtypes)
+
+    def launcher(self, kernel: str):
+        """``run(grid, stream, *values)``: write ``values`` (``kernel``'s parameters in order) into this
+        thread's pack and launch ``grid`` blocks of the build's size on ``stream``; made once per kernel."""
+        found = self.launchers.get(kernel)
+        if found is None:
+            function, block, local = self.kernels[kernel], self.build.geometry.block_threads, self.local
+
+            def found(grid: int, stream: int, *values) -> None:
+                pack = getattr(local, kernel, None) or self.pack(kernel)
+                pack.write(*values)
+                launch(function, grid, block, stream, pack)
+
+            self.launchers[kernel] = found
+        return found
 
     def pack(self, kernel: str) -> ArgumentPack:
         """This thread's :class:`ArgumentPack` for ``kernel``."""
@@ -282,9 +298,9 @@ class DevicePlan:
         """The call of plain inputs with ``prepared`` (the 32-bit build), or ``None`` where there is none.
 
         It takes ``__call__``'s arguments and reads them with no other check when
-        every array is a C-contiguous CuPy array of the plan's type and device,
-        every output is given, the stream is CuPy's current one and the input has
-        1 to 2^31 - 1 items; for any other call it returns ``None``, and the call
+        every array is a C-contiguous CuPy array of the plan's type and device
+        (an output may be ``None``: it is allocated), the stream is CuPy's current
+        one and the input has 1 to 2^31 - 1 items; for any other call it returns ``None``, and the call
         takes the general path (with its checks and errors). Only plans with no
         uniforms, captured arrays, iotas or mapped inputs ask for one.
         """
@@ -301,24 +317,15 @@ def on_plan_device(call):
 
     @functools.wraps(call)
     def run(self, *args, **kwargs):
-        ordinal = self.device.ordinal
         activated = getattr(_THREAD, "activated", None)
-        if activated is None:
-            activated = _THREAD.activated = set()
-        if ordinal not in activated:
-            # A new thread's device is 0 with no current context, and entering Device(0) there makes none
-            # current: once per thread and device, make the primary context current for the driver.
+        if activated is None or self.device.ordinal not in activated:
+            _activate(self.device)
+        if gpu_count() > 1:
             import cupy
 
-            with cupy.cuda.Device(ordinal):
-                activate(self.device)
-            activated.add(ordinal)
-        if gpu_count() == 1:  # the one GPU is always current: no switch to pay for on every call
-            return plain_or_general(self, args, kwargs)
-        import cupy
-
-        with cupy.cuda.Device(ordinal):
-            return plain_or_general(self, args, kwargs)
+            with cupy.cuda.Device(self.device.ordinal):
+                return plain_or_general(self, args, kwargs)
+        return plain_or_general(self, args, kwargs)  # the one GPU is always current: no switch to pay for
 
     def plain_or_general(self, args, kwargs):
         plain = self._plain
@@ -332,6 +339,19 @@ def on_plan_device(call):
         return result
 
     return run
+
+
+def _activate(device: Device) -> None:
+    """Once per thread and device: make ``device``'s primary context current for the driver (a new
+    thread's device is 0 with no current context, and entering Device(0) there makes none current)."""
+    import cupy
+
+    activated = getattr(_THREAD, "activated", None)
+    if activated is None:
+        activated = _THREAD.activated = set()
+    with cupy.cuda.Device(device.ordinal):
+        activate(device)
+    activated.add(device.ordinal)
 
 
 _THREAD = threading.local()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..conversion import scalar
 from ..errors import ArgumentError, LengthMismatchError
-from ..runtime.arrays import array_fields, device_array, empty, plain_cupy_array
-from ..runtime.module import launch, value_fields
+from ..runtime.arrays import array_fields, device_array, empty, plain_cupy_array, plain_output
+from ..runtime.module import value_fields
 from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
 from .plan import INT32_MAX, DevicePlan, index_bits_of, on_plan_device
@@ -63,8 +63,8 @@ class ReducePlan(DevicePlan):
         return out
 
     def plain_call(self, prepared):
-        """See :meth:`DevicePlan.plain_call`: ``xs`` and ``out`` C-contiguous CuPy arrays, ``initial`` a scalar of
-        the element's own type (a NumPy scalar, not a Python number), no ``temp_storage``."""
+        """See :meth:`DevicePlan.plain_call`: ``xs`` a C-contiguous CuPy array, ``out`` one too or ``None``,
+        ``initial`` a scalar of the element's own type (a NumPy scalar, not a Python number), no ``temp_storage``."""
         import cupy
 
         current_stream = cupy.cuda.get_current_stream
@@ -74,13 +74,16 @@ class ReducePlan(DevicePlan):
         def call(xs, initial, *, out=None, temp_storage=None, stream=None):
             if type(initial) is not initial_type or stream is not None or temp_storage is not None:
                 return None
-            found, result = plain_cupy_array(xs, dtype, ordinal), plain_cupy_array(out, dtype, ordinal)
-            if found is None or result is None or result[1] != 1 or not 0 < found[1] <= INT32_MAX:
+            found = plain_cupy_array(xs, dtype, ordinal)
+            if found is None or not 0 < found[1] <= INT32_MAX:
+                return None
+            output = plain_output(out, None, dtype, ordinal)
+            if output is None:
                 return None
             pointer, n = found
-            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), result[0], initial_fields(initial), None,
-                         ())
-            return out
+            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), output[1], initial_fields(initial),
+                         None, ())
+            return output[0]
 
         return call
 
@@ -96,9 +99,8 @@ class ReducePlan(DevicePlan):
                 partials, _ = self._partials.get(partials_bytes, stream)
             else:
                 partials = _storage(temp_storage, partials_bytes)
-        pack = prepared.pack("gpulab_reduce")
-        pack.write(*fields, n, out_pointer, partials, finished, *initial_fields, *uniform_fields)
-        launch(prepared.kernels["gpulab_reduce"], blocks, prepared.build.geometry.block_threads, stream, pack)
+        prepared.launcher("gpulab_reduce")(blocks, stream, *fields, n, out_pointer, partials, finished, *initial_fields,
+                                           *uniform_fields)
 
 
 def _storage(temp_storage, nbytes: int) -> int:

@@ -6,8 +6,8 @@ import numpy as np
 
 from ..conversion import scalar
 from ..errors import KernelTypeError, LengthMismatchError
-from ..runtime.arrays import array_fields, empty, plain_cupy_array
-from ..runtime.module import launch, value_fields
+from ..runtime.arrays import array_fields, empty, plain_cupy_array, plain_output
+from ..runtime.module import value_fields
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
 from .plan import INT32_MAX, index_bits_of, on_plan_device
@@ -55,8 +55,8 @@ class ScanPlan(LookBackPlan):
         return out
 
     def plain_call(self, prepared):
-        """See :meth:`DevicePlan.plain_call`: ``xs`` and ``out`` C-contiguous CuPy arrays of one size, ``initial``
-        ``None`` (inclusive scans) or a scalar of the element's own type, no ``temp_storage``."""
+        """See :meth:`DevicePlan.plain_call`: ``xs`` a C-contiguous CuPy array, ``out`` one too or ``None``,
+        ``initial`` ``None`` (inclusive scans) or a scalar of the element's own type, no ``temp_storage``."""
         import cupy
 
         current_stream = cupy.cuda.get_current_stream
@@ -69,13 +69,16 @@ class ScanPlan(LookBackPlan):
                 return None
             if type(initial) is not initial_type and (initial is not None or exclusive):
                 return None
-            found, result = plain_cupy_array(xs, dtype, ordinal), plain_cupy_array(out, dtype, ordinal)
-            if found is None or result is None or result[1] != found[1] or not 0 < found[1] <= INT32_MAX:
+            found = plain_cupy_array(xs, dtype, ordinal)
+            if found is None or not 0 < found[1] <= INT32_MAX:
                 return None
             pointer, n = found
-            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), (result[0], n, 1, n),
+            output = plain_output(out, n, dtype, ordinal)
+            if output is None:
+                return None
+            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), (output[1], n, 1, n),
                          initial_fields(zero if initial is None else initial), initial is not None, None, ())
-            return out
+            return output[0]
 
         return call
 
@@ -83,6 +86,5 @@ class ScanPlan(LookBackPlan):
                 temp_storage, uniform_fields) -> None:
         """Launch the scan of ``n`` items (``fields``, the input's) into ``out_fields`` on ``stream``."""
         tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, stream)
-        pack = prepared.pack("gpulab_scan")
-        pack.write(*fields, n, *out_fields, *status, epoch, *initial_fields, has_initial, *uniform_fields)
-        launch(prepared.kernels["gpulab_scan"], tiles, prepared.build.geometry.block_threads, stream, pack)
+        prepared.launcher("gpulab_scan")(tiles, stream, *fields, n, *out_fields, *status, epoch, *initial_fields,
+                                         has_initial, *uniform_fields)

@@ -128,6 +128,16 @@ def plain_cupy_array(x, dtype: np.dtype, ordinal: int) -> tuple[int, int] | None
     return x.data.ptr, x.size
 
 
+def plain_output(out, size: int | None, dtype: np.dtype, ordinal: int):
+    """``(out, pointer)`` for an output of ``size`` items (``None``: one, 0-d) when ``out`` is a plain CuPy array
+    of that size (see :func:`plain_cupy_array`) or ``None`` (then a new array), else ``None``."""
+    if out is None:
+        out = empty(() if size is None else size, dtype)
+        return out, out.data.ptr
+    found = plain_cupy_array(out, dtype, ordinal)
+    return (out, found[0]) if found is not None and found[1] == (size or 1) else None
+
+
 def device_ordinal(x) -> int | None:
     """The CUDA ordinal of the device whose memory holds ``x`` (``None`` for no device array, or when none can be told).
 

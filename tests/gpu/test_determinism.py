@@ -102,9 +102,10 @@ def test_the_one_launch_reduce_gives_the_same_bits_on_every_call(n):
 TRIPLE = np.dtype([("value", np.float32), ("index", np.int32), ("weight", np.float32)], align=True)
 
 
-@pytest.mark.parametrize("n", [3 * 2**20 + 5, 2**24 + 3])
+@pytest.mark.parametrize("n", [3 * 2**20 + 5, 2**24 + 3, 300 * 2**20 + 7])
 def test_the_reduce_folds_groups_of_partials_in_order(n):
-    """12-byte items are read one at a time, so a tile is 1024 of them: these sizes need both levels of partials."""
+    """12-byte items are read one at a time, so a tile is 1024 of them: these sizes need both levels of partials,
+    and the largest more groups (301) than a block has threads (each folds two of them)."""
     rng = np.random.default_rng(3)
     data = np.zeros(n, TRIPLE)
     data["value"] = rng.integers(0, 8, n)

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 import gpulab
+from gpulab.primitives import dispatch
+from gpulab.registry import PRIMITIVES
 from gpulab.runtime import module
 
 pytestmark = pytest.mark.gpu
@@ -180,7 +182,7 @@ def test_eight_threads_share_one_plan_of_each_primitive(own_streams, outputs_giv
                 with stream:
                     xs = device_inputs[k]
 
-                    def out(dtype, shape=xs.shape):  # every output given: the plain call (see DevicePlan)
+                    def out(dtype, shape=xs.shape):  # given or allocated: the plain call either way (see DevicePlan)
                         return cupy.empty(shape, dtype) if outputs_given else None
 
                     got = {"map": plans["map"](xs, out=out(np.int64)),
@@ -301,6 +303,26 @@ def test_reused_plans_with_their_outputs_given_take_the_plain_call_and_give_the_
         assert plan._plain, name
         grid = cupy.asarray(data).reshape(1, N)  # C-contiguous, but not 1-D: the plain call reads its size
         np.testing.assert_array_equal(cupy.asnumpy(call(grid)), want, err_msg=f"{name} of a 2-d input")
+
+
+def test_calls_that_allocate_their_outputs_take_the_plain_call_and_allocate_what_the_general_path_does():
+    data = np.random.default_rng(7).integers(-1000, 1000, N, dtype=np.int32)
+    xs, general = cupy.asarray(data).reshape(5, N // 5), cupy.cuda.get_current_stream()  # a stream: general path
+    mapper, reducer = gpulab.make_map(twice, xs), gpulab.make_reduce(add, xs)
+    scanner, filterer = gpulab.make_scan(add, xs), gpulab.make_filter(positive, xs)
+    calls = {"map": (mapper, lambda **s: mapper(xs, **s)),
+             "reduce": (reducer, lambda **s: reducer(xs, np.int32(5), **s)),
+             "scan": (scanner, lambda **s: scanner(xs, **s)),
+             "filter": (filterer, lambda **s: filterer.finish(filterer(xs, **s)))}
+    for name, (plan, call) in calls.items():
+        want = call(stream=general)
+        for _ in range(3):
+            got = call()
+            assert (got.shape, got.dtype) == (want.shape, want.dtype), name
+            np.testing.assert_array_equal(cupy.asnumpy(got), cupy.asnumpy(want), err_msg=name)
+        assert plan._plain, name
+    gpulab.map(twice, xs)  # one-shot calls reach the same kind of plan through the cache
+    assert dispatch.plan_for(PRIMITIVES["map"], twice, [xs], dispatch.resolve_device(None))._plain
 
 
 def test_every_call_the_plain_call_does_not_take_gives_what_the_general_path_gives():

@@ -20,7 +20,6 @@ from gpulab.host.run import run_map
 from gpulab.primitives import call
 from gpulab.primitives.plan import DevicePlan, index_bits_of
 from gpulab.runtime.arrays import array_fields
-from gpulab.runtime.module import launch
 from gpulab.runtime.streams import stream_handle
 
 
@@ -41,11 +40,9 @@ class NaiveMapPlan(DevicePlan):
         prepared = self.prepared(index_bits_of(extent), uniform_values)
         out = cupy.empty(n, dtype=prepared.build.result.dtype)
         out_fields = array_fields(out, out.dtype, "output")
-        pack = prepared.pack("gpulab_naive_map")
-        pack.write(pointer, inner_size, inner_stride, outer_stride, *out_fields[:4], n,
-                   *prepared.uniform_fields(uniform_values))
         block = prepared.build.geometry.block_threads
-        launch(prepared.kernels["gpulab_naive_map"], -(-n // block), block, stream_handle(stream), pack)
+        prepared.launcher("gpulab_naive_map")(-(-n // block), stream_handle(stream), pointer, inner_size, inner_stride,
+                                              outer_stride, *out_fields[:4], n, *prepared.uniform_fields(uniform_values))
         return out
 
 

@@ -70,25 +70,45 @@ __device__ __forceinline__ value_t warp_fold_items(const In& in, index_t first, 
     return acc;
 }
 
-// Thread 0 receives the fold of the items [base, base + TILE) below n; `has`
-// says whether there was any.
+// A range of at most REDUCE_ROW items (a small input, a short last tile, few
+// partials): thread t folds the VEC items from base + t * VEC, so that one row,
+// read by every warp at once, is all the block reads and folds; the warp tiles
+// would read sixteen times as many, nearly all past the end.
 template <typename In, typename Combine>
-__device__ __forceinline__ value_t block_fold_tile(const In& in, index_t base, index_t n, bool& has,
-                                                   Combine combine) {
-    const index_t first = base + (index_t)warp_id() * WARP_TILE;  // this warp's first item
+__device__ __forceinline__ value_t warp_fold_row(const In& in, index_t base, index_t n, bool& has,
+                                                 Combine combine) {
+    const index_t last = n - 1, at = base + (index_t)threadIdx.x * VEC;
+    has = at <= last;
+    value_t x = load(in, at < last ? at : last);
+    #pragma unroll
+    for (int j = 1; j < VEC; ++j) {
+        const value_t joined = combine(x, load(in, at + j < last ? at + j : last));
+        x = at + j <= last ? joined : x;
+    }
+    return warp_fold_partial(x, has, combine);
+}
+
+// Thread 0 receives the fold of the items [base, base + TILE) below n, item by
+// item; `has` says whether there was any.
+template <typename In, typename Combine>
+__device__ __forceinline__ value_t block_fold_items(const In& in, index_t base, index_t n, bool& has,
+                                                    Combine combine) {
     value_t x;
-    if (n - base >= TILE && can_vectorize(in)) {  // the same for the whole block
-        x = warp_fold_vectors(in, first, combine);
-        has = true;
+    if (n - base <= REDUCE_ROW) {  // the same for the whole block
+        x = warp_fold_row(in, base, n, has, combine);
     } else {
-        x = warp_fold_items(in, first, n, has, combine);
+        x = warp_fold_items(in, base + (index_t)warp_id() * WARP_TILE, n, has, combine);
     }
     return block_fold(x, has, combine);
 }
 
-// The same, item by item: a fold with no branch, which ptxas can keep in a loop.
+// The same, in vectors where the tile is whole and the input can be read so.
 template <typename In, typename Combine>
-__device__ __forceinline__ value_t block_fold_items(const In& in, index_t base, index_t n, bool& has,
-                                                    Combine combine) {
-    return block_fold(warp_fold_items(in, base + (index_t)warp_id() * WARP_TILE, n, has, combine), has, combine);
+__device__ __forceinline__ value_t block_fold_tile(const In& in, index_t base, index_t n, bool& has,
+                                                   Combine combine) {
+    if (n - base >= TILE && can_vectorize(in)) {  // the same for the whole block
+        has = true;
+        return block_fold(warp_fold_vectors(in, base + (index_t)warp_id() * WARP_TILE, combine), has, combine);
+    }
+    return block_fold_items(in, base, n, has, combine);
 }

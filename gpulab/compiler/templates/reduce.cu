@@ -8,8 +8,8 @@
 // the initial value on the left and writes the result; a grid of one block
 // folds everything itself. Each counter wraps back to 0 for the next launch.
 // The grouping is fixed by the tiling, so a float result's bits never depend
-// on timing; and no level loops (a shuffle in a loop gets a called slow path
-// on sm_80-89, common.cu).
+// on timing; and no shuffle sits in a loop (it would get a called slow path on
+// sm_80-89, common.cu): only the groups' fold loops, before its shuffles.
 // Tile size: each thread reads REDUCE_THREAD_BYTES in UNROLL vectors, so each
 // SM keeps well over the ~20 KiB of reads in flight that the memory needs to
 // stay busy.
@@ -35,6 +35,26 @@ __device__ __forceinline__ bool publish(value_t* slot, value_t value, unsigned i
     return last;
 }
 
+// Thread 0 receives the fold of the groups' results (two or more). Thread t folds its own `per_thread`
+// contiguous ones in a loop (no shuffle in it; its trip count is the same for every thread), then the
+// threads are folded in order: code for one result per thread, where another copy of the first level's
+// unrolled fold would add a third to the kernel's code and its link time. There are more than
+// BLOCK_THREADS groups only past TILE^2 * BLOCK_THREADS items.
+template <typename Combine>
+__device__ __forceinline__ value_t block_fold_groups(const value_t* results, unsigned int groups, bool& has,
+                                                     Combine combine) {
+    const unsigned int per_thread = (groups + BLOCK_THREADS - 1) / BLOCK_THREADS;
+    const unsigned int first = threadIdx.x * per_thread;
+    value_t acc = results[first < groups ? first : groups - 1];
+    has = first < groups;
+    for (unsigned int k = 1; k < per_thread; ++k) {
+        const unsigned int at = first + k;
+        const value_t joined = combine(acc, results[at < groups ? at : groups - 1]);
+        acc = at < groups ? joined : acc;
+    }
+    return block_fold(warp_fold_partial(acc, has, combine), has, combine);
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, REDUCE_MIN_BLOCKS)
 gpulab_reduce(Input0 in, index_t n, value_t* out, value_t* partials, unsigned int* finished, value_t initial,
               Uniforms u) {
@@ -54,7 +74,7 @@ gpulab_reduce(Input0 in, index_t n, value_t* out, value_t* partials, unsigned in
         total = block_fold_items(Partials{partials}, (index_t)group * TILE, tiles, has, combine);
         if (groups > 1) {
             if (!publish(partials + tiles + group, total, finished + groups, groups)) return;
-            total = block_fold_items(Partials{partials + tiles}, 0, groups, has, combine);
+            total = block_fold_groups(partials + tiles, groups, has, combine);
         }
     }
     if (threadIdx.x == 0) *out = has ? op(initial, total, u) : initial;
