@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
-from ..runtime.arrays import array_fields, empty, plain_cupy_array, plain_output
+from ..runtime.arrays import array_fields, empty, plain_output
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
-from .plan import INT32_MAX, index_bits_of, on_plan_device
+from .plan import index_bits_of, on_plan_device, plain_input
 
 KEPT_DTYPE = np.dtype(np.int64)  # the kept count (long long in filter.cu)
 
@@ -81,8 +81,8 @@ class FilterPlan(LookBackPlan):
         def call(xs, *, out=None, kept=None, temp_storage=None, stream=None):
             if stream is not None or temp_storage is not None:
                 return None
-            found = plain_cupy_array(xs, dtype, ordinal)
-            if found is None or not 0 < found[1] <= INT32_MAX:
+            found = plain_input(xs, dtype, ordinal)
+            if found is None:
                 return None
             pointer, n = found
             output, count = plain_output(out, n, dtype, ordinal), plain_output(kept, None, KEPT_DTYPE, ordinal)

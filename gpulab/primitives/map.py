@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
-from ..runtime.arrays import array_fields, empty, plain_cupy_array, plain_output
+from ..runtime.arrays import array_fields, empty, plain_output
 from ..runtime.streams import stream_handle
-from .plan import INT32_MAX, DevicePlan, index_bits_of, on_plan_device
+from .plan import DevicePlan, index_bits_of, on_plan_device, plain_input
 
 INPUT_NAMES = tuple(f"in{i}" for i in range(8))  # parameter names of the inputs (map takes at most 3)
 
@@ -73,12 +73,12 @@ class MapPlan(DevicePlan):
                 return None
             fields, n = [], None
             for x, dtype in zip(xs, dtypes):
-                found = plain_cupy_array(x, dtype, ordinal)
+                found = plain_input(x, dtype, ordinal)
                 if found is None or (n is not None and found[1] != n):
                     return None
                 n = found[1]
                 fields += (found[0], n, 1, n)
-            output = plain_output(out, n, result, ordinal) if 0 < n <= INT32_MAX else None
+            output = plain_output(out, n, result, ordinal)
             if output is None:
                 return None
             run(-(-n // tile), current_stream().ptr, *fields, output[1], n, 1, n, n)

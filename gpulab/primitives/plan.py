@@ -28,7 +28,7 @@ from ..kernel import Kernel
 from ..mapped import Mapped, input_kinds, walk
 from ..registry import primitive as primitive_record
 from ..runtime import bounds
-from ..runtime.arrays import array_fields, device_ordinal, strided_array
+from ..runtime.arrays import array_fields, device_ordinal, plain_cupy_array, strided_array
 from ..runtime.module import ArgumentPack, LoadedModule, activate, launch, load, plain_number, value_fields
 from . import params
 
@@ -106,10 +106,10 @@ class Prepared:
         thread's pack and launch ``grid`` blocks of the build's size on ``stream``; made once per kernel."""
         found = self.launchers.get(kernel)
         if found is None:
-            function, block, local = self.kernels[kernel], self.build.geometry.block_threads, self.local
+            function, block = self.kernels[kernel], self.build.geometry.block_threads
 
             def found(grid: int, stream: int, *values) -> None:
-                pack = getattr(local, kernel, None) or self.pack(kernel)
+                pack = self.pack(kernel)
                 pack.write(*values)
                 launch(function, grid, block, stream, pack)
 
@@ -298,11 +298,12 @@ class DevicePlan:
         """The call of plain inputs with ``prepared`` (the 32-bit build), or ``None`` where there is none.
 
         It takes ``__call__``'s arguments and reads them with no other check when
-        every array is a C-contiguous CuPy array of the plan's type and device
-        (an output may be ``None``: it is allocated), the stream is CuPy's current
-        one and the input has 1 to 2^31 - 1 items; for any other call it returns ``None``, and the call
-        takes the general path (with its checks and errors). Only plans with no
-        uniforms, captured arrays, iotas or mapped inputs ask for one.
+        every input is a :func:`plain_input`, every output a C-contiguous CuPy
+        array of the plan's type and device or ``None`` (then it is allocated),
+        and the stream is CuPy's current one; for any other call it returns
+        ``None``, and the call takes the general path (with its checks and
+        errors). Only plans with no uniforms, captured arrays, iotas or mapped
+        inputs ask for one.
         """
         return None
 
@@ -378,6 +379,13 @@ def _captured_value(kernel, name: str, value, kind: ArrayType) -> CapturedValue:
     array = strided_array(value, name=f"captured array `{name}` of `{kernel.name}`")
     return CapturedValue(kind, (array.pointer, *array.shape, *array.strides),
                          captures.Captured(kernel, name, array.shape))
+
+
+def plain_input(x, dtype: np.dtype, ordinal: int) -> tuple[int, int] | None:
+    """``(pointer, size)`` of an input a plain call takes (:func:`~gpulab.runtime.arrays.plain_cupy_array`,
+    with 1 to 2^31 - 1 items: the 32-bit build's), else ``None``."""
+    found = plain_cupy_array(x, dtype, ordinal)
+    return found if found is not None and 0 < found[1] <= INT32_MAX else None
 
 
 def index_bits_of(extent: int) -> int:

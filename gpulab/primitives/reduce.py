@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from ..conversion import scalar
 from ..errors import ArgumentError, LengthMismatchError
-from ..runtime.arrays import array_fields, device_array, empty, plain_cupy_array, plain_output
+from ..runtime.arrays import array_fields, device_array, empty, plain_output
 from ..runtime.module import value_fields
 from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
-from .plan import INT32_MAX, DevicePlan, index_bits_of, on_plan_device
+from .plan import DevicePlan, index_bits_of, on_plan_device, plain_input
 
 COUNTER_BYTES = 4  # an unsigned int: how many blocks of a group have finished (reduce.cu)
 
@@ -74,8 +74,8 @@ class ReducePlan(DevicePlan):
         def call(xs, initial, *, out=None, temp_storage=None, stream=None):
             if type(initial) is not initial_type or stream is not None or temp_storage is not None:
                 return None
-            found = plain_cupy_array(xs, dtype, ordinal)
-            if found is None or not 0 < found[1] <= INT32_MAX:
+            found = plain_input(xs, dtype, ordinal)
+            if found is None:
                 return None
             output = plain_output(out, None, dtype, ordinal)
             if output is None:

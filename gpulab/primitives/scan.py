@@ -6,11 +6,11 @@ import numpy as np
 
 from ..conversion import scalar
 from ..errors import KernelTypeError, LengthMismatchError
-from ..runtime.arrays import array_fields, empty, plain_cupy_array, plain_output
+from ..runtime.arrays import array_fields, empty, plain_output
 from ..runtime.module import value_fields
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
-from .plan import INT32_MAX, index_bits_of, on_plan_device
+from .plan import index_bits_of, on_plan_device, plain_input
 
 
 class ScanPlan(LookBackPlan):
@@ -69,8 +69,8 @@ class ScanPlan(LookBackPlan):
                 return None
             if type(initial) is not initial_type and (initial is not None or exclusive):
                 return None
-            found = plain_cupy_array(xs, dtype, ordinal)
-            if found is None or not 0 < found[1] <= INT32_MAX:
+            found = plain_input(xs, dtype, ordinal)
+            if found is None:
                 return None
             pointer, n = found
             output = plain_output(out, n, dtype, ordinal)
