@@ -81,6 +81,11 @@ class Geometry:
         return self.block_threads * self.vec * self.unroll
 
     @property
+    def small_items(self) -> int:
+        """Items per thread of a scan or filter whose input is one short tile (tile.cu): a vector, or 4 items."""
+        return min(self.scan_items, max(4, self.vec))
+
+    @property
     def scan_tile(self) -> int:
         """Items per block for scan and filter."""
         return self.block_threads * self.scan_items
@@ -225,6 +230,8 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
         "#define TILE (BLOCK_THREADS * VEC * UNROLL)\n"
         f"#define SCAN_ITEMS {geometry.scan_items}  // contiguous items per thread in scan and filter\n"
         "#define SCAN_TILE (BLOCK_THREADS * SCAN_ITEMS)\n"
+        f"#define SMALL_ITEMS {geometry.small_items}  // items per thread of a scan or filter of one short tile\n"
+        "#define SMALL_TILE (BLOCK_THREADS * SMALL_ITEMS)  // what takes that path (tile.cu)\n"
         f"#define SCAN_MIN_BLOCKS {min_blocks}  // blocks per SM scan and filter must fit\n"
         f"#define LOOKBACK_TILES {LOOKBACK_TILES}  // the look-back window, in tiles\n"
         f"#define LOOKBACK_GROUP {LOOKBACK_GROUP}  // window slots folded by one thread\n"

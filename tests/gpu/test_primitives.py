@@ -128,6 +128,20 @@ def test_filter(kind, n):
     _assert_matches(gpulab.filter(op, cupy.asarray(data)), gpulab.filter(op, data, device="host"), kind)
 
 
+@pytest.mark.parametrize("kind", ["bool", "int32", "int64", "record"])
+@pytest.mark.parametrize("n", [255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097])
+def test_scan_and_filter_agree_on_either_side_of_the_short_tile_path(kind, n):
+    """Up to 1024 items (4096 of one byte) a scan or filter takes its short path (tile.cu); above, tiles."""
+    data = _data(kind, n, seed=n)
+    op = REDUCE_OPS.get(kind, add)
+    initial = np.array((np.inf, -1), PAIR)[()] if kind == "record" else np.ones((), kind)[()]
+    for start, exclusive in ((None, False), (initial, False), (initial, True)):
+        expected = gpulab.scan(op, data, start, exclusive=exclusive, device="host")
+        _assert_matches(gpulab.scan(op, cupy.asarray(data), start, exclusive=exclusive), expected, kind)
+    keep = FILTER_OPS.get(kind, positive)
+    _assert_matches(gpulab.filter(keep, cupy.asarray(data)), gpulab.filter(keep, data, device="host"), kind)
+
+
 @pytest.mark.parametrize("n", [1000, 3 * 4096 + 17])
 def test_float16_links_numbas_half_arithmetic(n):
     data = _data("float16", n)

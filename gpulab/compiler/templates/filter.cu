@@ -41,12 +41,39 @@ __device__ __forceinline__ void store_kept(const Output& out, index_t at, int ke
     }
 }
 
+// The only tile, a short one (tile.cu): each thread tests its SMALL_ITEMS
+// items in registers and writes those it keeps where the block's prefix of
+// kept counts says.
+template <typename In, typename Add>
+__device__ __forceinline__ void filter_small(const In& in, index_t n, const Output& out, long long* kept_total,
+                                             const Uniforms& u, Add add) {
+    value_t row[SMALL_ITEMS];
+    const int mine = load_small_row(in, n, row);
+    bool keep[SMALL_ITEMS];
+    index_t kept = 0;
+    #pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) {
+        keep[j] = predicate(row[j], u) && j < mine;
+        kept += keep[j];
+    }
+    bool has;
+    index_t position = block_exclusive_prefix(kept, has, add);
+    #pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j)
+        if (keep[j]) store(out, position++, row[j]);
+    if (mine > 0 && (index_t)threadIdx.x * SMALL_ITEMS + mine == n) *kept_total = position;  // the last thread
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SCAN_MIN_BLOCKS)
 gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatus<index_t> status,
               unsigned int epoch, Uniforms u) {
     auto add = [](index_t a, index_t b) { return a + b; };
     __shared__ alignas(16) value_t items[TILE_SLOTS];
     __shared__ index_t tile_kept, tile_prefix;
+    if (n <= SMALL_TILE) {  // the same for the whole block
+        filter_small(in, n, out, kept_total, u, add);
+        return;
+    }
 
     const Tile tile = load_block_tile(in, n, items);
     const int count = tile.count;

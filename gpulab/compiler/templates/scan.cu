@@ -4,6 +4,35 @@
 // its window of predecessors (lookback.cu); each thread rescans its items
 // from its full prefix; store. Every fold is in order.
 
+// The only tile, a short one (tile.cu): the same steps on SMALL_ITEMS items
+// per thread, in registers, with the initial value as the tile's prefix.
+template <typename In, typename Combine>
+__device__ __forceinline__ void scan_small(const In& in, index_t n, const Output& out, value_t initial,
+                                           bool has_initial, Combine combine) {
+    value_t row[SMALL_ITEMS];
+    const int mine = load_small_row(in, n, row);
+    value_t total = row[0];
+    #pragma unroll
+    for (int j = 1; j < SMALL_ITEMS; ++j) {
+        const value_t joined = combine(total, row[j]);
+        total = j < mine ? joined : total;
+    }
+    bool has;
+    value_t prefix = block_exclusive_prefix(total, has, combine);
+    if (has_initial) {
+        prefix = has ? combine(initial, prefix) : initial;
+        has = true;
+    }
+    const index_t first = (index_t)threadIdx.x * SMALL_ITEMS;
+    #pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) {
+        const value_t running = has ? combine(prefix, row[j]) : row[j];
+        if (j < mine) store(out, first + j, EXCLUSIVE ? prefix : running);
+        prefix = running;
+        has = true;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SCAN_MIN_BLOCKS)
 gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsigned int epoch,
             value_t initial, bool has_initial, Uniforms u) {
@@ -11,6 +40,10 @@ gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsign
     __shared__ alignas(16) value_t items[TILE_SLOTS];
     __shared__ value_t tile_aggregate, tile_prefix;
     __shared__ bool tile_has_prefix;
+    if (n <= SMALL_TILE) {  // the same for the whole block
+        scan_small(in, n, out, initial, has_initial, combine);
+        return;
+    }
 
     const Tile tile = load_block_tile(in, n, items);
     const int count = tile.count;

@@ -44,10 +44,16 @@ __device__ __forceinline__ void load_tile(const In& in, index_t base, int count,
             return;
         }
     }
+    T v[SCAN_ITEMS];
     #pragma unroll
-    for (int r = 0; r < SCAN_ITEMS; ++r) {  // item by item, all loads in flight at once
+    for (int r = 0; r < SCAN_ITEMS; ++r) {
         const int k = r * BLOCK_THREADS + threadIdx.x;
-        if (k < count) tile[slot(k)] = load(in, base + k);
+        if (k < count) v[r] = load(in, base + k);
+    }
+    #pragma unroll
+    for (int r = 0; r < SCAN_ITEMS; ++r) {
+        const int k = r * BLOCK_THREADS + threadIdx.x;
+        if (k < count) tile[slot(k)] = v[r];
     }
 }
 
@@ -136,4 +142,22 @@ __device__ __forceinline__ T block_exclusive_prefix(T total, bool& has, Combine 
         has = true;
     }
     return prefix;
+}
+
+// ---- One short tile ------------------------------------------------------------
+// An input of at most SMALL_TILE items is the only tile, and a short one. The
+// tile code would cost each warp over a thousand instructions for it, nearly
+// all for rows past the end and each fetched cold: at 2^10 float32 items a
+// scan took 2.5x a map's GPU time (bench/results run 33). So scan and filter
+// give it a path of its own, with no shared-memory tile and no look-back:
+// thread t reads the SMALL_ITEMS items from t * SMALL_ITEMS straight into
+// registers, every load in flight at once. An index past the end reads the
+// last item instead, and the count returned drops it: no branch sits before
+// the shuffles (common.cu).
+template <typename In, typename T>
+__device__ __forceinline__ int load_small_row(const In& in, index_t n, T (&row)[SMALL_ITEMS]) {
+    const index_t last = n - 1, first = (index_t)threadIdx.x * SMALL_ITEMS;
+    #pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) row[j] = load(in, first + j < last ? first + j : last);
+    return n - first <= 0 ? 0 : (n - first < SMALL_ITEMS ? (int)(n - first) : SMALL_ITEMS);
 }
