@@ -111,7 +111,9 @@ class BuildSpec:
 
     @functools.cached_property
     def key(self) -> str:
-        """A hex digest of everything that changes the generated code."""
+        """A hex digest of everything that changes the generated code, and of the layout of its cache entry."""
+        from .serialize import ENTRY_LAYOUT  # not at the top: serialize imports the Build, which imports this
+
         document = {
             "primitive": [self.primitive, self.record.fingerprint],
             "kernel": self.kernel.identity,
@@ -123,6 +125,7 @@ class BuildSpec:
             "target": self.target.arch,
             "options": self.options.as_dict(),
             "versions": toolchain_versions(),
+            "entry": ENTRY_LAYOUT,
         }
         text = json.dumps(document, sort_keys=True, default=repr)
         return hashlib.sha256(text.encode()).hexdigest()[:40]

@@ -12,6 +12,7 @@ import os
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cachekit import KEY, Builder, cache_warnings, entry, get, read_entry, write_entry, write_raw_entry
 
@@ -166,6 +167,20 @@ def honest(tmp_path_factory):
     return build, folder
 
 
+def test_an_honest_entry_gives_back_the_line_maps_it_was_built_with(honest, tmp_path: Path, use_cache) -> None:
+    build, honest_folder = honest
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    for name in (build.key, build.key + "-sass"):
+        (folder / f"{name}.gpulab").write_bytes(entry(honest_folder, name).read_bytes())
+    cache = use_cache(BuildCache(folder, shared=()))
+    loaded = gpulab.compile("map", twice, types=("float32",), target="sm_90")
+    assert loaded.origin == "disk" and cache.info().builds == 0
+    made, found = build.disassembled(), loaded.disassembled()
+    assert loaded.ptx_keys == build.ptx_keys and found.keys == made.keys and found.offsets == made.offsets
+    assert len(made.keys) > 50 and len(set(made.keys.values())) < len(made.keys)  # the table has fewer rows
+
+
 def drop(meta, path):
     *parents, last = path
     for name in parents:
@@ -199,9 +214,24 @@ FORGED_BUILDS = {
     "a dtype that is not one": ("", put(["zz9"]), ("inputs",), "decode failed"),
     "a deep dtype": ("", put([nested(25)]), ("inputs",), "decode failed"),
     "another build's key": ("", put("f" * 40), ("key",), "the value names key 'ffff"),
-    "a line that is no number": ("", put(["cu:1"]), ("ptx_keys", "x"), "invalid literal for int()"),
-    "sass offsets in words": ("-sass", put("ten"), ("offsets", "1"), "Disassembly.offsets[1]: expected int"),
-    "sass keys a number": ("-sass", put(5), ("keys", "1"), "TypeError"),
+    "a key row that is a string": ("", put("cu:1"), ("ptx_key_table", 0), "a key table row is not a list"),
+    "a key that is a number": ("", put([7]), ("ptx_key_table", 0), "expected str, got int"),
+    "a key table cut short": ("", put([]), ("ptx_key_table",), "outside its table of 0"),
+    "sass key table a number": ("-sass", put(5), ("key_table",), "TypeError"),
+    "sass key table cut short": ("-sass", put([]), ("key_table",), "outside its table of 0"),
+}
+
+
+def _huge_row(pairs: bytes) -> bytes:
+    return pairs[:8] + np.int64(2**40).tobytes() + pairs[16:]
+
+
+FORGED_BLOBS = {  # the line maps' (line, row) pairs
+    "ptx pairs cut short": ("", "ptx_keys", lambda pairs: pairs[:-3], "a blob of integer pairs has"),
+    "a ptx row past the table": ("", "ptx_keys", _huge_row, "names a row outside its table"),
+    "a negative sass row": ("-sass", "keys", lambda pairs: pairs[:8] + np.int64(-1).tobytes() + pairs[16:],
+                            "names a row outside its table"),
+    "sass offsets cut short": ("-sass", "offsets", lambda pairs: pairs[:-8], "a blob of integer pairs has"),
 }
 
 
@@ -209,10 +239,26 @@ FORGED_BUILDS = {
 def test_a_forged_build_is_refused_rebuilt_and_the_view_renders(honest, tmp_path: Path, use_cache, suffix, forge,
                                                                   path, reason) -> None:
     build, honest_folder = honest
-    key = build.key + suffix
-    header, blobs = read_entry(entry(honest_folder, key))
+    header, blobs = read_entry(entry(honest_folder, build.key + suffix))
     meta = copy.deepcopy(header["meta"])
     forge(meta, path)
+    assert_forgery_refused(honest, tmp_path, use_cache, suffix, meta, blobs, reason)
+
+
+@pytest.mark.parametrize("suffix, name, forge, reason", FORGED_BLOBS.values(), ids=FORGED_BLOBS.keys())
+def test_a_forged_line_map_blob_is_refused_rebuilt_and_the_view_renders(honest, tmp_path: Path, use_cache, suffix,
+                                                                          name, forge, reason) -> None:
+    build, honest_folder = honest
+    header, blobs = read_entry(entry(honest_folder, build.key + suffix))
+    assert_forgery_refused(honest, tmp_path, use_cache, suffix, header["meta"],
+                           {**blobs, name: forge(blobs[name])}, reason)
+
+
+def assert_forgery_refused(honest, tmp_path: Path, use_cache, suffix: str, meta, blobs, reason: str) -> None:
+    """The honest build's entries with the one of ``suffix`` replaced: one warning naming ``reason``, one
+    rebuild, and the same build and view as the honest one."""
+    build, honest_folder = honest
+    key = build.key + suffix
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)
     for name in (build.key, build.key + "-sass", build.key + "-analysis"):
