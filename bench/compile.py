@@ -6,8 +6,9 @@ a new Python interpreter each time (numba, NVRTC and nvJitLink start cold);
 ``import gpulab`` is timed apart. A disk hit is timed from the
 ``gpulab.compile()`` call to the returned Build with its SASS, as a notebook
 cell asks for it. A new spec in a warm process is timed from ``build_for`` to
-a Build ready to run (no disassembly), for each primitive; NVRTC runs beside
-numba there, so stage times add up to more than the total.
+a Build ready to run (no disassembly), then with its SASS, then with its view
+(the MIME bundle a ``%%gpukernel`` cell shows), for each primitive; NVRTC runs
+beside numba there, so stage times add up to more than the total.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def _operator(primitive: str, seed: int, source_dir: str):
 
 
 def in_process(target: str, cache_dir: str, source_dir: str, count: int) -> dict:
-    """Per primitive: seconds of a new spec ready to run, with its disassembly, a memory hit, and each stage."""
+    """Per primitive: seconds of a new spec ready to run, with its disassembly, with its view, a memory hit, and
+    each stage."""
     os.environ["GPULAB_CACHE_DIR"] = cache_dir
     sys.path.insert(0, str(ROOT))
     import gpulab
@@ -79,19 +81,23 @@ def in_process(target: str, cache_dir: str, source_dir: str, count: int) -> dict
 
     gpulab.cache.reset_default_cache()
     from gpulab.compiler.build import build_for, make_spec
+    from gpulab.notebook.formatters import build_mimebundle
 
     found = {}
     for primitive in OPERATORS:
-        new, with_view, memory_hits, stages = [], [], [], {}
+        new, with_sass, with_view, memory_hits, stages = [], [], [], [], {}
         for seed in range(1000, 1000 + count + 1):
             op, types = _operator(primitive, seed, source_dir)
             start = time.perf_counter()
             build = build_for(make_spec(primitive, op, types=types, target=target))
             elapsed = time.perf_counter() - start
             build.disassembled()
+            sass = time.perf_counter() - start
+            build_mimebundle(build)
             if seed == 1000:
                 continue  # the first one of a primitive starts numba or compiles its first kernel text
             new.append(elapsed)
+            with_sass.append(sass)
             with_view.append(time.perf_counter() - start)
             for stage, seconds in build.timings.items():
                 stages.setdefault(stage, []).append(seconds)
@@ -99,7 +105,8 @@ def in_process(target: str, cache_dir: str, source_dir: str, count: int) -> dict
             gpulab.compile(primitive, op, types=types, target=target)
             memory_hits.append(time.perf_counter() - start)
         median = statistics.median
-        found[primitive] = {"new spec, ready to run": median(new), "  + its disassembly": median(with_view),
+        found[primitive] = {"new spec, ready to run": median(new), "  + its disassembly": median(with_sass),
+                            "  + its view (analysis, bundle, HTML)": median(with_view),
                             "memory hit": median(memory_hits),
                             "stages": {stage: median(v) for stage, v in stages.items()}}
     return found

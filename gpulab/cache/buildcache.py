@@ -240,6 +240,16 @@ class BuildCache:
             self._misses += 1
         return self._memory.get_or_make(key, lambda: self._produce(key, build, encode, decode))
 
+    def put(self, key: str, value: T, *, encode: Callable[[T], Entry]) -> None:
+        """Write ``value``, made along with another entry, to the private folder for a later
+        :meth:`get_or_build` of ``key`` to load; memory does not keep it (it may never be asked for).
+
+        Does nothing when the private folder cannot be written.
+        """
+        check_key(key)
+        if self._writable:
+            self._store(key, *encode(value))
+
     def _produce(self, key: str, build: Callable[[], T],
                  encode: Callable[[T], Entry], decode: Callable[[Meta, Blobs], T]) -> T:
         """Load ``key`` from the first folder that has a good entry, or build it and write it."""

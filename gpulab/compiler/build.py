@@ -23,6 +23,7 @@ from ..types import ElementType, element_type
 from . import codegen, disasm, frontend, linemap, link, nvrtc
 from .analysis.costs import LineCosts, line_costs
 from .analysis.diagnostics import Diagnostics, diagnostics
+from .analysis.model import keep_disassembly
 from .disasm import Resources
 from .parameters import Parameter
 from .spec import BuildOptions, BuildSpec, mapped_spec
@@ -122,7 +123,9 @@ class Build:
             def disassemble() -> linemap.Disassembly:
                 start = time.perf_counter()
                 with Progress(f"disassemble {self.primitive}({self.name})", 1, "stages", ticking=True) as progress:
-                    found = linemap.map_sass(disasm.disassemble(self.cubin), self.sources())
+                    raw = disasm.disassemble_with_live_registers(self.cubin)
+                    found = linemap.map_sass(raw[0], self.sources())
+                    keep_disassembly(self, raw)
                     progress.update(1)
                 found.seconds = time.perf_counter() - start
                 return found

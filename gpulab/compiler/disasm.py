@@ -73,22 +73,17 @@ def _runs_on_cubin(tool: str, runs: list[list[str]], cubin: bytes) -> list[str]:
     return [result.stdout for result in results]
 
 
-def disassemble(cubin: bytes) -> str:
-    """Return ``nvdisasm -c -gi`` of ``cubin``: SASS with (inlined) source lines."""
-    return _run_on_cubin("nvdisasm", _WITH_LINES, cubin)
-
-
 def disassemble_with_live_registers(cubin: bytes) -> tuple[str, str]:
-    """Return ``nvdisasm -c -gi`` and ``nvdisasm -c -lrm count`` of ``cubin``, run side by side.
+    """Return ``nvdisasm -c -gi`` (SASS with its inlined source lines) and ``nvdisasm -c -lrm count`` of
+    ``cubin``, run side by side: each run takes about 0.27 s however small the cubin.
 
     The second prints the live registers of each kind at every instruction;
     nvdisasm ignores line info in that mode, hence two runs.
     """
-    with_lines, live = _runs_on_cubin("nvdisasm", [_WITH_LINES, ["-c", "-lrm", "count"]], cubin)
+    with_lines, live = _runs_on_cubin("nvdisasm", [["-c", "-gi"], ["-c", "-lrm", "count"]], cubin)
     return with_lines, live
 
 
-_WITH_LINES = ["-c", "-gi"]
 _FUNCTION = re.compile(r"Function (\S+):\s*\n\s*(.*)")
 _FIELD = re.compile(r"(\w+(?:\[\d+\])?):(\d+)")
 _SPILLS = re.compile(

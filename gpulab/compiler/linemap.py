@@ -40,9 +40,16 @@ class Sources:
     python_file: str
     python_first_line: int
     python_lines: int
+    _keys: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def key(self, filename: str, line: int) -> str | None:
         """Return ``py:N``/``cu:N`` for a file line, or ``None`` for other files."""
+        where = (filename, line)  # a listing names few distinct lines, each many times (inlined call chains)
+        if where not in self._keys:
+            self._keys[where] = self._key(filename, line)
+        return self._keys[where]
+
+    def _key(self, filename: str, line: int) -> str | None:
         if filename == self.python_file or filename.endswith("/" + self.python_file):  # numba may prefix a folder
             pane_line = line - self.python_first_line + 1
             return f"py:{pane_line}" if 1 <= pane_line <= self.python_lines else None

@@ -192,7 +192,7 @@ def _shuffle_kernel(target):
     ptx = nvrtc.compile_kernel(source, target, output="ptx", lineinfo=False, fma=True)
     empty = Artifact("ptx", f".version 8.0\n.target {target.arch}\n.address_size 64\n".encode(), "operator")
     cubin = link.link(ptx, empty, target, lineinfo=False, fma=True).cubin
-    return listing.parse(disasm.disassemble(cubin))
+    return listing.parse(disasm.disassemble_with_live_registers(cubin)[0])
 
 
 @pytest.mark.parametrize("target, expected", [("sm_80", ["emulated"]), ("sm_90", [])])

@@ -63,3 +63,25 @@ def test_a_disk_hit_loads_no_compiler(tmp_path):
     assert run()["origin"] == "built"
     hit = run()
     assert hit == {"origin": "disk", "loaded": []}  # no numba, NVRTC, nvJitLink or package metadata
+
+
+def scaled(x: gpulab.f32) -> gpulab.f32:
+    return x * 3 + 1
+
+
+def test_the_view_waits_for_no_second_nvdisasm(tmp_path, monkeypatch):
+    """compile() runs nvdisasm's two runs side by side, once; the analysis the view needs reads them back."""
+    from gpulab.cache import BuildCache, reset_default_cache
+    from gpulab.compiler import disasm
+    from gpulab.compiler.analysis.model import analyse
+
+    tools, real = [], disasm._runs_on_cubin
+    monkeypatch.setattr(disasm, "_runs_on_cubin", lambda tool, runs, cubin: tools.append(tool) or real(tool, runs, cubin))
+    reset_default_cache(BuildCache(tmp_path / "cache", shared=()))
+    try:
+        built = gpulab.compile("map", scaled, target="sm_90")
+        rows = analyse(built).rows
+    finally:
+        reset_default_cache()
+    assert tools.count("nvdisasm") == 1
+    assert any(row.python_line == 2 for row in rows) and any(row.live for row in rows)

@@ -75,6 +75,16 @@ def test_disk_round_trip_in_fresh_instance(cache_dir: Path) -> None:
     assert (info.disk_entries, info.memory_entries) == (1, 1)
 
 
+def test_a_put_value_is_loaded_from_disk_and_not_kept_in_memory(cache_dir: Path) -> None:
+    cache, artifact = BuildCache(), make_artifact("put")
+    cache.put(KEY, artifact, encode=encode)
+    assert cache.info().memory_entries == 0 and cache.info().disk_entries == 1
+    loaded = get(cache)  # fail_build: no build
+    assert (loaded.meta, loaded.blobs) == (artifact.meta, artifact.blobs) and cache.info().disk_hits == 1
+    with pytest.raises(ValueError):
+        cache.put("../escape", artifact, encode=encode)
+
+
 def test_fresh_process_gets_disk_hit(cache_dir: Path) -> None:
     built = Builder()
     get(BuildCache(), build=built)
@@ -249,6 +259,8 @@ def test_uncreatable_directory_falls_back_to_memory(tmp_path: Path, monkeypatch:
     info = cache.info()
     assert not info.writable and info.disk_entries == 0 and info.memory_entries == 2
     assert builder.calls == 2
+    cache.put("cd" * 32, make_artifact("put"), encode=encode)  # nowhere to write it: nothing happens
+    assert cache.info().disk_entries == 0 and cache.info().memory_entries == 2
 
 
 def test_directory_lost_after_start_falls_back_to_memory(cache_dir: Path) -> None:
