@@ -291,9 +291,14 @@ def test_notebook_01_runs_saves_and_the_tests_stay_green(browser, lab_server, tm
             for width in WIDTHS:
                 page.set_viewport_size({"width": width, "height": 1200})
                 sass = view.locator(".gpulab-pane[data-pane='sass']")
-                box, text = sass.bounding_box(), sass.locator(".gpulab-line.gpulab-linked").first
-                # SASS operands are readable: the linked instruction shows whole in its pane.
-                line_box = text.locator(".gpulab-text").bounding_box()
+                text = sass.locator(".gpulab-line.gpulab-linked").first.locator(".gpulab-text")
+                # SASS operands are readable: the linked instruction shows whole in its pane, once the
+                # panes have reflowed to the new width (measured mid-reflow, it once stuck out, CI of 30aa3aa).
+                for _ in range(20):
+                    box, line_box = sass.bounding_box(), text.bounding_box()
+                    if line_box["x"] + line_box["width"] <= box["x"] + box["width"] + 1:
+                        break
+                    page.wait_for_timeout(100)
                 assert line_box["x"] + line_box["width"] <= box["x"] + box["width"] + 1, (width, line_box, box)
                 _screenshot(page, output, folder / f"view-{width}-{theme}.png")
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
