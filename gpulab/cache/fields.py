@@ -100,6 +100,14 @@ def _bulk(hint: object) -> Bulk | None:
     return None
 
 
+def _check_at(check: Checker, value: object, part: str) -> None:
+    """``check(value)``; a mismatch learns that it sits at ``part`` (``[3]``, ``.name``) of its container."""
+    try:
+        check(value)
+    except _Mismatch as error:
+        raise error.at(part) from None
+
+
 def _accept(value: object) -> None:
     pass
 
@@ -126,10 +134,7 @@ def _fixed_tuple(hint: object, items: list[Checker]) -> Checker:
         if len(value) != len(items):
             raise _Mismatch(f"expected {len(items)} items, got {len(value)}")
         for i, (item, check_item) in enumerate(zip(value, items)):
-            try:
-                check_item(item)
-            except _Mismatch as error:
-                raise error.at(f"[{i}]") from None
+            _check_at(check_item, item, f"[{i}]")
     return check
 
 
@@ -139,10 +144,7 @@ def _sequence(cls: type, hint: object, check_item: Checker, bulk: Bulk | None) -
         if bulk is not None and bulk(value):
             return
         for i, item in enumerate(value):
-            try:
-                check_item(item)
-            except _Mismatch as error:
-                raise error.at(f"[{i}]") from None
+            _check_at(check_item, item, f"[{i}]")
     return check
 
 
@@ -153,14 +155,8 @@ def _mapping(hint: object, check_key: Checker, check_item: Checker, bulk_key: Bu
         if bulk_key is not None and bulk_item is not None and bulk_key(list(value)) and bulk_item(list(value.values())):
             return
         for key, item in value.items():
-            try:
-                check_key(key)
-            except _Mismatch as error:
-                raise error.at(f" key {key!r}") from None
-            try:
-                check_item(item)
-            except _Mismatch as error:
-                raise error.at(f"[{key!r}]") from None
+            _check_at(check_key, key, f" key {key!r}")
+            _check_at(check_item, item, f"[{key!r}]")
     return check
 
 
@@ -169,10 +165,7 @@ def _instance(hint: type) -> Checker:
         _expect(value, hint, hint)
         if dataclasses.is_dataclass(hint):
             for name, check_field in _field_checkers(type(value)):
-                try:
-                    check_field(getattr(value, name))
-                except _Mismatch as error:
-                    raise error.at(f".{name}") from None
+                _check_at(check_field, getattr(value, name), f".{name}")
     return check
 
 

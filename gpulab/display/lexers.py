@@ -215,7 +215,8 @@ def tokens_by_line(text: str, language: str) -> list[list[tuple[_TokenType, str]
     line = lines[0]
     for ttype, value in lexer_for(language).get_tokens(text):
         if "\n" not in value:  # most tokens: the loop below, per token, was a third of the time
-            line.append((ttype, value))
+            if value:
+                line.append((ttype, value))
             continue
         parts = value.split("\n")
         for j, part in enumerate(parts):
