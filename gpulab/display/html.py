@@ -2,14 +2,17 @@
 
 The fragment is self-contained: an inline ``<style>`` scoped under the
 ``gpulab-build`` class, the header and the panes as plain markup, and a small
-optional ``<script>`` that links lines across panes on hover and makes the
-gaps between panes splitters to drag. Without the script (GitHub, nbviewer) every line still carries its colour and a
-``title`` naming its source lines. Every string from the bundle is escaped.
+optional ``<script>`` that links lines across panes on hover, titles each
+opcode with its hint and makes the gaps between panes splitters to drag.
+Without the script (GitHub, nbviewer) every line still carries its colour and
+a ``title`` naming its source lines, and the first opcode of each hint in a
+pane its hint. Every string from the bundle is escaped.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 import uuid
 from typing import Any, Iterable
@@ -18,7 +21,7 @@ from pygments.token import STANDARD_TYPES
 
 from gpulab.display import gutters
 from gpulab.display.lexers import tokens_by_line
-from gpulab.display.palette import colour_of
+from gpulab.display.palette import PALETTE, colour_index
 
 __all__ = ["render_html", "highlight_line"]
 
@@ -37,8 +40,19 @@ def _token_class(ttype: Any) -> str:
     return STANDARD_TYPES[ttype]
 
 
+# Token classes drawn in the text colour (`_CSS`): their text needs no span of its own.
+_PLAIN = frozenset({"", "n", "o", "p"})
+# Token classes drawn as another: a run of either is one span.
+_DRAWN_AS = {"kp": "k"}
+
+
+def _drawn_class(ttype: Any) -> str:
+    cls = _token_class(ttype)
+    return "" if cls in _PLAIN else _DRAWN_AS.get(cls, cls)
+
+
 def highlight_line(tokens: Iterable[tuple[Any, str]]) -> str:
-    """Render one line's tokens as escaped ``<span class="t-XX">`` markup.
+    """Render one line's tokens as escaped ``<span class="t-XX">`` markup, one span per run drawn alike.
 
     Parameters
     ----------
@@ -48,13 +62,30 @@ def highlight_line(tokens: Iterable[tuple[Any, str]]) -> str:
     Returns
     -------
     str
-        HTML with the text escaped; plain text and whitespace are unwrapped.
+        HTML with the text escaped; whitespace, and names, operators and punctuation (drawn in
+        the text colour), are unwrapped. Whitespace between two tokens of a run is in its span.
     """
-    out = []
+    out, run, run_cls, spaces = [], [], "", ""
     for ttype, value in tokens:
-        cls = _token_class(ttype)
-        text = _esc(value)
-        out.append(f'<span class="t-{cls}">{text}</span>' if cls and value.strip() else text)
+        if not value.strip():
+            spaces += value
+            continue
+        cls = _drawn_class(ttype)
+        if cls != run_cls or not cls:
+            if run:
+                out.append(f'<span class="t-{run_cls}">{_esc("".join(run))}</span>')
+                run = []
+            out.append(_esc(spaces))
+            spaces = ""
+            run_cls = cls
+        if cls:
+            run.append(spaces + value)
+        else:
+            out.append(_esc(value))
+        spaces = ""
+    if run:
+        out.append(f'<span class="t-{run_cls}">{_esc("".join(run))}</span>')
+    out.append(_esc(spaces))
     return "".join(out)
 
 
@@ -73,27 +104,30 @@ def _parse_key(key: Any) -> tuple[str, int] | None:
 
 
 def _key_title(keys: list, first_lines: dict[str, int]) -> str:
-    """Name the source lines of `keys`, e.g. ``"Python line 3, CUDA line 42"``.
+    """Name the source lines of `keys`, e.g. ``"Python line 3; CUDA lines 42, 17"`` (in the keys' order).
 
     Numbers are the ones printed beside those lines (``first_line`` applied).
     """
-    names = []
+    lines: dict[str, dict[int, None]] = {}  # label -> its line numbers, in order, each once
+    others = []
     for key in keys:
         parsed = _parse_key(key)
         if parsed and parsed[0] in _SOURCE_NAMES:
             pane, label = _SOURCE_NAMES[parsed[0]]
-            names.append(f"{label} line {first_lines.get(pane, 1) + parsed[1] - 1}")
+            lines.setdefault(label, {})[first_lines.get(pane, 1) + parsed[1] - 1] = None
         else:
-            names.append(str(key))
-    return ", ".join(dict.fromkeys(names))
+            others.append(str(key))
+    names = [f"{label} line{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
+             for label, numbers in lines.items()]
+    return "; ".join(names + list(dict.fromkeys(others)))
 
 
 def _line_colour(keys: list) -> str | None:
-    """Palette colour of the first ``py:N`` key, or None."""
+    """The class of the palette colour of the first ``py:N`` key (``gl-y3``), or None."""
     for key in keys:
         parsed = _parse_key(key)
         if parsed and parsed[0] == "py" and parsed[1] >= 1:
-            return colour_of(parsed[1])
+            return f"gl-y{colour_index(parsed[1])}"
     return None
 
 
@@ -122,29 +156,48 @@ def _flex(pane: dict) -> str:
     return f"flex:{min(max(longest, 40), 80)} 1 min({longest + 8}ch,36em)"
 
 
-def _with_hint(tokens: list, hint: str | None) -> str:
-    """One line's markup, its opcode (the first keyword and the modifiers after it) titled with `hint`."""
-    if not hint:
-        return highlight_line(tokens)
-    kinds = [_token_class(ttype) for ttype, _ in tokens]
-    start = next((i for i, kind in enumerate(kinds) if kind == "k"), None)
-    if start is None:
-        return highlight_line(tokens)
-    end = start + 1
-    while end < len(tokens) and kinds[end] == "kp":
-        end += 1
-    return (highlight_line(tokens[:start]) + f'<span class="gl-op" title="{_esc(hint)}">'
-            + highlight_line(tokens[start:end]) + "</span>" + highlight_line(tokens[end:]))
+class _Hints:
+    """The opcode hints of one view, each written once: a hinted opcode names its hint by number
+    (``data-h``), the first of each in a pane also carries it as its ``title`` (read with no script),
+    and the script titles the others on hover from :attr:`texts`. A reduce has about 130 distinct
+    hints over 12,000 opcodes."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}
+
+    @property
+    def texts(self) -> list[str]:
+        """Every hint, in the order of its number."""
+        return list(self.numbers)
+
+    def opcode(self, tokens: list, hint: str | None, titled: set) -> str:
+        """One line's markup, its opcode (the first keyword and the modifiers after it) marked with `hint`;
+        titled in full when `titled` (the hints the pane has titled so far) lacks it."""
+        if not hint:
+            return highlight_line(tokens)
+        kinds = [_token_class(ttype) for ttype, _ in tokens]
+        start = next((i for i, kind in enumerate(kinds) if kind == "k"), None)
+        if start is None:
+            return highlight_line(tokens)
+        end = start + 1
+        while end < len(tokens) and kinds[end] == "kp":
+            end += 1
+        number = self.numbers.setdefault(hint, len(self.numbers))
+        title = "" if hint in titled else f' title="{_esc(hint)}"'
+        titled.add(hint)
+        opcode = "".join(value for _, value in tokens[start:end])
+        return (highlight_line(tokens[:start]) + f'<span class="t-k gl-op" data-h="{number}"{title}>'
+                + _esc(opcode) + "</span>" + highlight_line(tokens[end:]))
 
 
 def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int],
-                 ns: dict[str, str], bundle: dict) -> str:
+                 ns: dict[str, str], bundle: dict, hints: _Hints) -> str:
     """Render one pane: title bar and a scrolling list of numbered lines.
 
     `ns` maps a key kind (``"py"``) to a prefix put before it in ``data-k``,
     so that keys of a compared build only meet equal source lines. The
     Python pane gets its cost bars, the SASS pane its register-pressure
-    strip, SASS and PTX their opcodes' hints (:mod:`gpulab.display.gutters`).
+    strip, SASS and PTX their opcodes' hints (:mod:`gpulab.display.gutters`), numbered in `hints`.
     """
     language = str(pane.get("language", ""))
     first = _int(pane.get("first_line", 1), 1)
@@ -158,22 +211,20 @@ def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int]
     elif pane_id == "sass":
         gutter, note = gutters.pressure_strip(bundle)
         empty = '<span class="gl-p"></span>' if gutter else ""
-    hints = gutters.opcode_hints(bundle, pane_id) if pane_id in ("sass", "ptx") else {}
+    pane_hints = gutters.opcode_hints(bundle, pane_id) if pane_id in ("sass", "ptx") else {}
+    titled: set = set()
     rows = []
     for i, tokens in enumerate(lines):
         keys = links.get(i, [])
-        attrs = ""
-        number_style = ""
+        attrs = ' class="gl-l"'
         if keys:
             data = " ".join(ns.get(k.partition(":")[0], "") + k for k in keys)
-            attrs = f' data-k="{_esc(data)}" title="{_esc(_key_title(keys, first_lines))}"'
             colour = _line_colour(keys)
-            if colour:
-                attrs += f' style="background-color:{colour}"'
-                number_style = f' style="background-image:linear-gradient({colour},{colour})"'
+            attrs = (f' class="gl-l{" " + colour if colour else ""}" data-k="{_esc(data)}"'
+                     f' title="{_esc(_key_title(keys, first_lines))}"')
         rows.append(
-            f'<span class="gl-l"{attrs}><span class="gl-n"{number_style}>{first + i}</span>{gutter.get(i, empty)}'
-            f'<span class="gl-c">{_with_hint(tokens, hints.get(i))}</span></span>'
+            f'<span{attrs}><span class="gl-n">{first + i}</span>{gutter.get(i, empty)}'
+            f'<span class="gl-c">{hints.opcode(tokens, pane_hints.get(i), titled)}</span></span>'
         )
     if not rows:
         rows.append('<span class="gl-empty">(empty)</span>')
@@ -189,7 +240,7 @@ def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int]
     )
 
 
-def _render_panes(bundle: dict, panes: list, ns: dict[str, str]) -> str:
+def _render_panes(bundle: dict, panes: list, ns: dict[str, str], hints: _Hints) -> str:
     """Render `panes` of `bundle` side by side."""
     first_lines = {
         str(p.get("id")): _int(p.get("first_line", 1), 1)
@@ -197,7 +248,7 @@ def _render_panes(bundle: dict, panes: list, ns: dict[str, str]) -> str:
     }
     links = bundle.get("links") or {}
     body = "".join(
-        _render_pane(p, _pane_links(links, str(p.get("id"))), first_lines, ns, bundle) for p in panes
+        _render_pane(p, _pane_links(links, str(p.get("id"))), first_lines, ns, bundle, hints) for p in panes
     )
     return f'<div class="gl-grid">{body}</div>'
 
@@ -275,7 +326,7 @@ def _delta(new: Any, old: Any) -> str:
     return ""
 
 
-def _render_compare(bundle: dict, other: dict) -> str:
+def _render_compare(bundle: dict, other: dict, hints: _Hints) -> str:
     """A collapsed section with the compared build's stats and differing panes."""
     mine = {str(p.get("id")): p for p in bundle.get("panes") or [] if isinstance(p, dict)}
     panes = [p for p in other.get("panes") or [] if isinstance(p, dict)
@@ -287,7 +338,7 @@ def _render_compare(bundle: dict, other: dict) -> str:
     summary = (f'Compared build: <b>{"LTO on" if other.get("lto") else "LTO off"}</b> · SASS {_esc(ins)}'
                f'{_esc(_delta(ins, s_old.get("sass_instructions")))} instructions · '
                f'{_esc(calls)}{_esc(_delta(calls, s_old.get("sass_calls")))} CALL')
-    body = (_render_panes(other, panes, ns) if panes
+    body = (_render_panes(other, panes, ns, hints) if panes
             else '<div class="gl-muted">All panes are the same as above.</div>')
     return (f'<details class="gl-cmp"><summary>{summary}</summary>'
             f'{_render_header(other)}{body}</details>')
@@ -330,16 +381,25 @@ def render_html(bundle: dict, *, uid: str | None = None) -> str:
         raise ValueError(f"uid must be letters, digits, '_' or '-', got {uid!r}")
     panes = [p for p in bundle.get("panes") or [] if isinstance(p, dict)]
     other = bundle.get("compare")
+    hints = _Hints()
+    body = _render_panes(bundle, panes, {}, hints)
+    compared = _render_compare(bundle, other, hints) if isinstance(other, dict) else ""
     parts = [
         f'<div class="gpulab-build" id="{_esc(uid)}">',
         f"<style>{_CSS}{_toggle_css(bundle)}</style>",
         _render_header(bundle),
-        _render_panes(bundle, panes, {}),
-        _render_compare(bundle, other) if isinstance(other, dict) else "",
+        body,
+        compared,
         "</div>",
-        f"<script>{_SCRIPT.replace('__ID__', uid)}</script>",
+        f"<script>{_SCRIPT.replace('__ID__', uid).replace('__HINTS__', _script_json(hints.texts))}</script>",
     ]
     return "".join(parts)
+
+
+def _script_json(value: Any) -> str:
+    """`value` as a JavaScript literal that cannot end the ``<script>`` it is in (``<``, ``>``, ``&`` escaped)."""
+    return (json.dumps(value, ensure_ascii=True)
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
 _LIGHT = """
@@ -420,6 +480,9 @@ _CSS = (
 & .t-o,& .t-p{color:var(--gl-fg)} & .t-ow{color:var(--gl-kw)} & .t-err{color:inherit;border:0}
 """.replace("&", _G).replace("\n", "")
     + gutters.CSS.replace("&", _G).replace("\n", "")
+    # A line linked to Python line N takes colour N, its number too (drawn over the number's own background).
+    + "".join(f"{_G} .gl-y{i}{{background-color:{c}}}{_G} .gl-y{i}>.gl-n{{background-image:linear-gradient({c},{c})}}"
+              for i, c in enumerate(PALETTE))
 )
 
 _SCRIPT = """(function(){function init(n){var r=document.getElementById("__ID__");
@@ -432,7 +495,9 @@ e.getAttribute("data-k").split(" ").forEach(function(k){(m[k]||[]).forEach(funct
 if(py&&k.indexOf("py:")<0&&!x.closest('[data-pane="cuda"]'))return;s.add(x)})});return Array.from(s)}
 function clear(){hot.forEach(function(e){e.classList.remove("gl-hot")});hot=[]}
 function row(ev){return ev.target.closest?ev.target.closest("[data-k]"):null}
-r.addEventListener("mouseover",function(ev){var e=row(ev);clear();if(!e)return;
+var H=__HINTS__;r.addEventListener("mouseover",function(ev){
+var o=ev.target.closest?ev.target.closest(".gl-op[data-h]"):null;if(o&&!o.title)o.title=H[+o.getAttribute("data-h")]||"";
+var e=row(ev);clear();if(!e)return;
 hot=rows(e);hot.forEach(function(x){x.classList.add("gl-hot")})});
 r.addEventListener("mouseleave",clear);
 r.addEventListener("click",function(ev){var e=row(ev);if(!e)return;var own=e.closest(".gl-sc"),done=new Set([own]);

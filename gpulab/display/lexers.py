@@ -66,8 +66,17 @@ class PtxLexer(RegexLexer):
             include("common"),
         ],
         "common": [
+            # The most frequent tokens first, for speed: pygments tries the rules in order at every token,
+            # and nothing a later rule matches starts with ",", ";" or "%".
             (r"[ \t]+", Whitespace),
             (r"\n", Whitespace),
+            (r"[,;]", Punctuation),
+            (r"%(?:tid|ntid|ctaid|nctaid|clusterid|nclusterid|cluster_ctaid|"
+             r"cluster_nctaid)(?:\.[xyz])?\b", Name.Builtin),
+            (r"%(?:laneid|warpid|nwarpid|smid|nsmid|gridid|lanemask_\w+|clock64|clock|"
+             r"globaltimer\w*|dynamic_smem_size|total_smem_size|envreg\d+|"
+             r"pm\d+\w*|SP|SPL)\b", Name.Builtin),
+            (r"%\w+", Name.Variable),
             (r"//.*?$", Comment.Single),
             (r"/\*.*?\*/", Comment.Multiline),
             (r'"(\\\\|\\"|[^"\n])*"', String.Double),
@@ -77,12 +86,6 @@ class PtxLexer(RegexLexer):
             (words(_PTX_SPACES, suffix=r"\b"), Keyword.Reserved),
             (r"\.[A-Za-z_]\w*", Keyword.Declaration),
             (r"@!?%\w+", Name.Decorator),
-            (r"%(?:tid|ntid|ctaid|nctaid|clusterid|nclusterid|cluster_ctaid|"
-             r"cluster_nctaid)(?:\.[xyz])?\b", Name.Builtin),
-            (r"%(?:laneid|warpid|nwarpid|smid|nsmid|gridid|lanemask_\w+|clock64|clock|"
-             r"globaltimer\w*|dynamic_smem_size|total_smem_size|envreg\d+|"
-             r"pm\d+\w*|SP|SPL)\b", Name.Builtin),
-            (r"%\w+", Name.Variable),
             (r"\$" + r"[\w$]+", Name.Label),
             (r"0[fF][0-9A-Fa-f]{8}\b", Number.Float),
             (r"0[dD][0-9A-Fa-f]{16}\b", Number.Float),
@@ -132,8 +135,13 @@ class SassLexer(RegexLexer):
             include("common"),
         ],
         "common": [
+            # The most frequent tokens first, for speed (as in PtxLexer): no rule before the registers'
+            # old place matches where a register or a comma starts.
             (r"[ \t]+", Whitespace),
             (r"\n", Whitespace),
+            (r",", Punctuation),
+            (r"\b(?:R\d+|RZ|UR\d+|URZ|U?P[0-7]|U?PT|B\d+|SB\d+)(?:\.[A-Za-z0-9_]+)*\b",
+             Name.Variable),
             (r"//##.*?$", Comment.Preproc),
             (r"//.*?$", Comment.Single),
             (_SASS_OFFSET, Comment.Special),
@@ -143,8 +151,6 @@ class SassLexer(RegexLexer):
             (r"(" + _SASS_GUARD + r")(?=\s)", Name.Decorator),
             (r"\b(?:SR_\w+(?:\.[XYZ])?|SRZ)\b", Name.Builtin),
             (r"\b(?:c|desc|gdesc)(?=\[)", Name.Builtin),
-            (r"\b(?:R\d+|RZ|UR\d+|URZ|U?P[0-7]|U?PT|B\d+|SB\d+)(?:\.[A-Za-z0-9_]+)*\b",
-             Name.Variable),
             (r"(?<=\|)\.[A-Za-z0-9_]+", Name.Variable),
             (r"\b(?:INF|QNAN|NAN)\b", Number.Float),
             (r"\b0[xX][0-9A-Fa-f]+\b", Number.Hex),

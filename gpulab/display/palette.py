@@ -19,6 +19,6 @@ PALETTE = (
 )
 
 
-def colour_of(python_line: int) -> str:
-    """Return the background colour of 1-based Python pane line ``python_line``."""
-    return PALETTE[(python_line - 1) % len(PALETTE)]
+def colour_index(python_line: int) -> int:
+    """Return where in :data:`PALETTE` the background colour of 1-based Python pane line ``python_line`` is."""
+    return (python_line - 1) % len(PALETTE)

@@ -117,6 +117,13 @@ def test_why_is_it_slow_in_the_html_view(browser, tmp_path):
                 # A SASS opcode carries the guide's line.
                 dfma = sass.locator(".gl-op", has_text="DFMA").first
                 assert (dfma.get_attribute("title") or "").startswith("DFMA (FP64): ")
+                # The hint is written once; the script titles a later opcode of the same hint on hover.
+                number = dfma.get_attribute("data-h")
+                repeated = sass.locator(f'.gl-op[data-h="{number}"]').nth(1)
+                assert repeated.get_attribute("title") is None
+                repeated.scroll_into_view_if_needed()
+                repeated.hover()
+                expect(repeated).to_have_attribute("title", dfma.get_attribute("title"))
                 # The header: registers and occupancy, and the float64 diagnostic with its fix; hovering it
                 # lights the return line.
                 expect(page.locator(".gl-h")).to_contain_text("% occupancy")

@@ -13,7 +13,7 @@ from pygments.token import Comment, Error, Keyword, Name, Number
 from gpulab.compiler.bundle import header_of
 from gpulab.display.html import render_html
 from gpulab.display.lexers import PtxLexer, SassLexer, lexer_for, tokens_by_line
-from gpulab.display.palette import PALETTE, colour_of
+from gpulab.display.palette import PALETTE, colour_index
 from gpulab.display.text import render_text
 
 PYTHON = '''\
@@ -311,21 +311,33 @@ def test_line_colours_follow_first_python_key(bundle):
         for i, row in enumerate(_rows(parsed, pane["id"])):
             keys = links.get(str(i), [])
             py = [int(k[3:]) for k in keys if k.startswith("py:")]
-            style = row["attrs"].get("style")
-            if py:
-                assert style == f"background-color:{colour_of(py[0])}"
-            else:
-                assert style is None
+            assert _colour(row) == (colour_index(py[0]) if py else None)
+            assert "style" not in row["attrs"]
             assert row["attrs"].get("data-k") == (" ".join(keys) if keys else None)
     python_rows = _rows(parsed, "python")
-    assert [r["attrs"]["style"] for r in python_rows] == [f"background-color:{c}" for c in PALETTE[:3]]
+    assert [_colour(r) for r in python_rows] == [0, 1, 2]
+
+
+def _colour(row: dict) -> int | None:
+    """The palette index of a row's colour class (``gl-y3``), or None."""
+    found = [int(c[4:]) for c in row["attrs"]["class"].split() if re.fullmatch(r"gl-y\d+", c)]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def test_every_palette_colour_has_its_rule(bundle):
+    # The row's class draws the colour of PALETTE, on the line and on its number.
+    css = re.search(r"<style>(.*?)</style>", render_html(bundle), re.S).group(1)
+    for i, colour in enumerate(PALETTE):
+        assert f".gpulab-build .gl-y{i}{{background-color:{colour}}}" in css
+        assert f".gpulab-build .gl-y{i}>.gl-n{{background-image:linear-gradient({colour},{colour})}}" in css
 
 
 def test_cuda_only_key_is_linked_but_not_coloured(bundle):
     rows = _rows(_parse(render_html(bundle)), "sass")
     bra = next(r for r in rows if "BRA" in r["code"])
     assert bra["attrs"]["data-k"] == "cu:6"
-    assert "style" not in bra["attrs"]
+    assert _colour(bra) is None
     assert bra["attrs"]["title"] == "CUDA line 6"
 
 
@@ -333,7 +345,7 @@ def test_titles_name_source_lines_with_first_line(bundle):
     parsed = _parse(render_html(bundle))
     ld = next(r for r in _rows(parsed, "ptx") if "ld.global.v4.f32" in r["code"])
     # py:2 is shown as line 11 because the Python pane starts at line 10.
-    assert ld["attrs"]["title"] == "Python line 11, CUDA line 5"
+    assert ld["attrs"]["title"] == "Python line 11; CUDA line 5"
     assert _rows(parsed, "python")[0]["attrs"]["title"] == "Python line 10"
     unlinked = next(r for r in _rows(parsed, "ptx") if r["code"] == ".version 8.5")
     assert "title" not in unlinked["attrs"] and "data-k" not in unlinked["attrs"]
@@ -369,7 +381,7 @@ def test_compare_section(bundle_with_compare):
     assert [p for p in parsed.panes if p[0] == "compare"] == [("compare", "sass")]
     rows = _rows(parsed, "sass", "compare")
     assert any("CALL.ABS.NOINC" in r["code"] for r in rows)
-    assert any(r["attrs"].get("style") == f"background-color:{colour_of(2)}" for r in rows)
+    assert any(_colour(r) == colour_index(2) for r in rows)
     details = out[out.index("<details"):]
     assert re.search(r'class="gl-warn" data-field="spill_stores">4<', details)
 

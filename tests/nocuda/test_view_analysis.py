@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import html as _html
+import json
 import re
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 import gpulab
 from gpulab import f32
 from gpulab.compiler.bundle import bundle_of, header_of
+from gpulab.display import gutters
 from gpulab.display.html import render_html
 
 
@@ -76,9 +79,28 @@ def test_the_sass_pane_has_a_pressure_strip_with_the_peak_marked(promoted_bundle
 
 def test_sass_opcodes_and_ptx_instructions_carry_the_guides_line(promoted_bundle):
     html = render_html(promoted_bundle, uid="v")
-    hints = dict.fromkeys(re.findall(r'<span class="gl-op" title="([^"]*)">', html))
-    assert any(h.startswith("F2F.F64.F32 (") for h in hints), hints
-    assert any(h.startswith("ld.global") for h in hints)
+    # Each hint is written out once in the script's table; an opcode names its hint by number, and the
+    # first opcode of each hint in a pane also carries it as its title (for a page with no script).
+    table = json.loads(re.search(r"var H=(\[.*?\]);", html).group(1))
+    assert any(h.startswith("F2F.F64.F32 (") for h in table), table
+    assert any(h.startswith("ld.global") for h in table)
+    assert len(set(table)) == len(table)
+    for pane in ("ptx", "sass"):
+        text = html.split(f'class="gl-pane" data-pane="{pane}"', 1)[1].split('class="gl-pane"', 1)[0]
+        ops = re.findall(r'<span class="t-k gl-op" data-h="(\d+)"( title="([^"]*)")?>', text)
+        assert ops and {int(n) for n, _, _ in ops} <= set(range(len(table)))
+        first = {}
+        for number, titled, title in ops:
+            if number not in first:
+                first[number] = True
+                assert titled and _html.unescape(title) == table[int(number)]
+            else:
+                assert not titled
+        # Every line the guide has a hint for names that hint; no other line names one.
+        expected = gutters.opcode_hints(promoted_bundle, pane)
+        rows = text.split('<span class="gl-l')[1:]
+        named = {i: table[int(m.group(1))] for i, row in enumerate(rows) if (m := re.search(r'data-h="(\d+)"', row))}
+        assert named == expected
 
 
 def test_an_opcode_the_guide_does_not_know_says_so(promoted_bundle):
