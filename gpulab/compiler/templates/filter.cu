@@ -4,7 +4,20 @@
 // are gathered at the front of the tile in order, then written out
 // contiguously. The last tile writes how many items were kept in all.
 
-// Write the tile's `kept` items, gathered at the front of `items`, to
+// Kept item k of the tile is gathered at items[gathered(k)]: after every 128
+// bytes (a row of the 32 memory banks) comes one unused 4-byte word (one
+// item, for wider items). Thread t gathers its kept items from about
+// t * SCAN_ITEMS / 2 on (half kept), so without the gap the threads of a warp
+// would store into the same two banks, up to 16 stores waiting in line; with
+// it their first items fall in different banks, and store_kept's readers of
+// VEC consecutive items are conflict-free too. The gaps fit in the rows' pads.
+#define GATHER_ROW (128 / sizeof(value_t) > 0 ? 128 / sizeof(value_t) : 1)
+#define GATHER_PAD (4 / sizeof(value_t) > 0 ? 4 / sizeof(value_t) : 1)
+__device__ __forceinline__ int gathered(int k) { return k + k / (int)GATHER_ROW * (int)GATHER_PAD; }
+static_assert(SCAN_TILE - 1 + (SCAN_TILE - 1) / GATHER_ROW * GATHER_PAD < TILE_SLOTS,
+              "the gathered tile fits in the tile's slots");
+
+// Write the tile's `kept` items, gathered at the front of `items` (gathered(k)), to
 // out[at ...]. In 16-byte vectors where the output can take them: vector v
 // covers out[at - shift + v * VEC ...], whose items are read one by one from
 // shared memory (they need not be aligned there), then stored at once. Both
@@ -23,12 +36,12 @@ __device__ __forceinline__ void store_kept(const Output& out, index_t at, int ke
                 if (v < vectors && k >= 0 && k + VEC <= kept) {
                     Vector<T, VEC> whole;
                     #pragma unroll
-                    for (int j = 0; j < VEC; ++j) whole.item[j] = items[k + j];
+                    for (int j = 0; j < VEC; ++j) whole.item[j] = items[gathered(k + j)];
                     store_vector(out, at + k, whole);
                 } else if (v < vectors) {
                     #pragma unroll
                     for (int j = 0; j < VEC; ++j)
-                        if (k + j >= 0 && k + j < kept) store(out, at + k + j, items[k + j]);
+                        if (k + j >= 0 && k + j < kept) store(out, at + k + j, items[gathered(k + j)]);
                 }
             }
             return;
@@ -37,7 +50,7 @@ __device__ __forceinline__ void store_kept(const Output& out, index_t at, int ke
     #pragma unroll
     for (int r = 0; r < SCAN_ITEMS; ++r) {
         const int k = r * BLOCK_THREADS + threadIdx.x;
-        if (k < kept) store(out, at + k, items[k]);
+        if (k < kept) store(out, at + k, items[gathered(k)]);
     }
 }
 
@@ -102,7 +115,7 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
     // 3. Gather kept items at the front of the tile, in order.
     #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j)
-        if (keep[j]) items[position++] = mine[j];
+        if (keep[j]) items[gathered(position++)] = mine[j];
 
     // 4. Where the tile's kept items go in the output: the counts of its window of predecessors.
     index_t before;
