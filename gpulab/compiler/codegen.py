@@ -41,8 +41,9 @@ SCAN_THREAD_BYTES = 128  # bytes each thread owns in scan and filter (tile.cu)
 MAX_SCAN_ITEMS = 32
 # Scan and filter registers are capped (__launch_bounds__) so that this many threads fit on an SM.
 # Scan of items up to 4 bytes: 1280 (48 registers) ran 1.05x / 1.03x (float32 / int32) its speed at
-# 1024 on an H200 (bench/results run 21). Filter lost at 1280 (0.58 against 0.64 of copy) and 8-byte
-# items spill under 48 registers, so they keep 1024 (64 registers); items over 8 bytes get no cap.
+# 1024 on an H200 (bench/results run 21). Filter lost at 1280 (0.58 against 0.64 of copy; with its kept
+# flags in one word, run 39 on an H100, 1280 is within the spread of 1024) and 8-byte items spill under
+# 48 registers, so they keep 1024 (64 registers); items over 8 bytes get no cap.
 SCAN_RESIDENT_THREADS = 1280
 TILE_RESIDENT_THREADS = 1024
 LOOKBACK_TILES = 256  # the look-back window: tiles whose status each tile reads (lookback.cu)

@@ -14,6 +14,7 @@
 #define GATHER_ROW (128 / sizeof(value_t) > 0 ? 128 / sizeof(value_t) : 1)
 #define GATHER_PAD (4 / sizeof(value_t) > 0 ? 4 / sizeof(value_t) : 1)
 __device__ __forceinline__ int gathered(int k) { return k + k / (int)GATHER_ROW * (int)GATHER_PAD; }
+static_assert(SCAN_ITEMS <= 32 && SMALL_ITEMS <= 32, "a thread's kept items are the bits of one word");
 static_assert(SCAN_TILE - 1 + (SCAN_TILE - 1) / GATHER_ROW * GATHER_PAD < TILE_SLOTS,
               "the gathered tile fits in the tile's slots");
 
@@ -62,18 +63,15 @@ __device__ __forceinline__ void filter_small(const In& in, index_t n, const Outp
                                              const Uniforms& u, Add add) {
     value_t row[SMALL_ITEMS];
     const int mine = load_small_row(in, n, row);
-    bool keep[SMALL_ITEMS];
-    index_t kept = 0;
+    unsigned int keep = 0;  // bit j: item j is kept
     #pragma unroll
-    for (int j = 0; j < SMALL_ITEMS; ++j) {
-        keep[j] = predicate(row[j], u) && j < mine;
-        kept += keep[j];
-    }
+    for (int j = 0; j < SMALL_ITEMS; ++j) keep |= (unsigned int)(predicate(row[j], u) && j < mine) << j;
+    const index_t kept = __popc(keep);
     bool has;
     index_t position = block_exclusive_prefix(kept, has, add);
     #pragma unroll
     for (int j = 0; j < SMALL_ITEMS; ++j)
-        if (keep[j]) store(out, position++, row[j]);
+        if (keep >> j & 1) store(out, position++, row[j]);
     if (mine > 0 && (index_t)threadIdx.x * SMALL_ITEMS + mine == n) *kept_total = position;  // the last thread
 }
 
@@ -95,13 +93,11 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
     const int first = threadIdx.x * SCAN_ITEMS;
     value_t mine[SCAN_ITEMS];
     read_row(items, count, mine);
-    bool keep[SCAN_ITEMS];
-    index_t kept = 0;
+    unsigned int keep = 0;  // bit j: item j is kept (one register, where bool[] took one each and spilled)
     #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) {
-        keep[j] = predicate(mine[j], u) && first + j < count;  // no branch around the predicate (common.cu)
-        kept += keep[j];
-    }
+    for (int j = 0; j < SCAN_ITEMS; ++j)  // no branch around the predicate (common.cu)
+        keep |= (unsigned int)(predicate(mine[j], u) && first + j < count) << j;
+    const index_t kept = __popc(keep);
 
     // 2. Where this thread's kept items go within the tile; the tile's count, published at once.
     bool has;
@@ -115,7 +111,7 @@ gpulab_filter(Input0 in, index_t n, Output out, long long* kept_total, TileStatu
     // 3. Gather kept items at the front of the tile, in order.
     #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j)
-        if (keep[j]) items[gathered(position++)] = mine[j];
+        if (keep >> j & 1) items[gathered(position++)] = mine[j];
 
     // 4. Where the tile's kept items go in the output: the counts of its window of predecessors.
     index_t before;
