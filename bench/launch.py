@@ -12,8 +12,10 @@ own arguments, a kernel of nine 64-bit parameters (as many bytes as the map's):
   ctypes, and a 20-line C extension (built here with the system compiler,
   if there is one: the floor a compiled launcher shipped in the wheel would give);
 - cuda.core's ``launch`` and CuPy's ``RawKernel`` call, which pack their arguments;
-- replaying a CUDA graph of the same launch (what graphs of repeated ``make_*``
-  calls on the same arrays would cost).
+- replaying a CUDA graph of the same launch (what gpulab's calls cost when
+  they repeat a launch: :mod:`gpulab.runtime.replay`).
+
+Every call row is timed with each launcher, with graph replays on and off.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gpulab  # noqa: E402
 from gpulab.primitives import dispatch  # noqa: E402
 from gpulab.registry import PRIMITIVES  # noqa: E402
-from gpulab.runtime import module  # noqa: E402
+from gpulab.runtime import module, replay  # noqa: E402
 from gpulab.runtime.arrays import array_fields  # noqa: E402
 from gpulab.runtime.streams import stream_handle  # noqa: E402
 
@@ -244,6 +246,9 @@ def steps(results: dict) -> None:
     found["cupy.empty(1024, float32)"] = per_step(lambda: cupy.empty(N, dtype))
     found["cupy.ndarray((1024,), float32)"] = per_step(lambda: cupy.ndarray((N,), dtype))
     found["cupy.empty((), float32)"] = per_step(lambda: cupy.empty((), dtype))
+    found["cupy.ndarray(1024, float32) (an int shape)"] = per_step(lambda: cupy.ndarray(N, dtype))
+    found["cupy.empty_like(xs)"] = per_step(lambda: cupy.empty_like(xs))
+    found["pack.packed(9 values) (a launch's key)"] = per_step(lambda: pack.packed(1, 2, 1, 2, 3, 2, 1, 2, 2))
     record, device = PRIMITIVES["map"], plan.device
     found["dispatch.resolve_device(None)"] = per_step(lambda: dispatch.resolve_device(None))
     found["dispatch.plan_for (a repeated one-shot)"] = per_step(
@@ -272,9 +277,12 @@ def calls(results: dict) -> None:
     profiles = results.setdefault("profiles", {})
     for launcher in module.LAUNCHERS:
         module.use_launcher(launcher)
-        for name, call in rows.items():
-            found[f"{name} ({launcher} launcher)"] = per_call(call)
+        for graphs in (True, False):
+            replay.use_graphs(graphs)
+            for name, call in rows.items():
+                found[f"{name} ({launcher} launcher{', graphs' if graphs else ''})"] = per_call(call)
     module.use_launcher()
+    replay.use_graphs(True)
     for name in ("make_map, reused", "make_reduce, reused", "make_scan, reused", "map, one-shot"):
         profiler = cProfile.Profile()
         call = rows[name]

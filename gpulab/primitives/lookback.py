@@ -77,6 +77,8 @@ class LookBackPlan(DevicePlan):
     its epochs are kept here.
     """
 
+    replays = False  # every launch passes a new epoch
+
     def __init__(self, primitive: str, kernel, types, device, **options):
         super().__init__(primitive, kernel, types, device, **options)
         self._status = StatusStorage()

@@ -29,7 +29,8 @@ from ..mapped import Mapped, input_kinds, walk
 from ..registry import primitive as primitive_record
 from ..runtime import bounds
 from ..runtime.arrays import array_fields, device_ordinal, plain_cupy_array, strided_array
-from ..runtime.module import ArgumentPack, LoadedModule, activate, launch, load, plain_number, value_fields
+from ..runtime.module import ArgumentPack, LoadedModule, activate, load, plain_number, value_fields
+from ..runtime.replay import KernelLauncher
 from . import params
 
 INT32_MAX = 2**31 - 1
@@ -61,6 +62,7 @@ class Prepared:
     local: threading.local
     kernels: dict[str, int]  # kernel name -> CUfunction address, for launch()
     orders: dict[str, tuple[str, ...]]  # kernel name -> the parameter names its plan writes, in order
+    replays: bool = True  # whether a launch may repeat another (see DevicePlan.replays)
     launchers: dict = field(default_factory=dict)  # kernel name -> its launcher()
 
     def uniform_fields(self, values: tuple) -> tuple:
@@ -102,27 +104,32 @@ class Prepared:
         return tuple(value_fields(dtype) for dtype in dtypes)
 
     def launcher(self, kernel: str):
-        """``run(grid, stream, *values)``: write ``values`` (``kernel``'s parameters in order) into this
-        thread's pack and launch ``grid`` blocks of the build's size on ``stream``; made once per kernel."""
+        """``run(grid, stream, *values)``: launch ``grid`` blocks of ``kernel`` on ``stream`` with ``values`` (its
+        parameters in order) through this thread's :class:`~gpulab.runtime.replay.KernelLauncher`; made once per
+        kernel."""
         found = self.launchers.get(kernel)
         if found is None:
-            function, block = self.kernels[kernel], self.build.geometry.block_threads
+            local = self.local
 
             def found(grid: int, stream: int, *values) -> None:
-                pack = self.pack(kernel)
-                pack.write(*values)
-                launch(function, grid, block, stream, pack)
+                run = getattr(local, kernel, None) or self.kernel_launcher(kernel)
+                run(grid, stream, *values)
 
             self.launchers[kernel] = found
         return found
 
+    def kernel_launcher(self, kernel: str) -> KernelLauncher:
+        """This thread's :class:`~gpulab.runtime.replay.KernelLauncher` of ``kernel`` (made on first use)."""
+        found = getattr(self.local, kernel, None)
+        if found is None:
+            pack = ArgumentPack(self.build.parameters[kernel], self.orders.get(kernel))
+            found = KernelLauncher(self.kernels[kernel], self.build.geometry.block_threads, pack, self.replays)
+            setattr(self.local, kernel, found)
+        return found
+
     def pack(self, kernel: str) -> ArgumentPack:
         """This thread's :class:`ArgumentPack` for ``kernel``."""
-        pack = getattr(self.local, kernel, None)
-        if pack is None:
-            pack = ArgumentPack(self.build.parameters[kernel], self.orders.get(kernel))
-            setattr(self.local, kernel, pack)
-        return pack
+        return self.kernel_launcher(kernel).pack
 
 
 class DevicePlan:
@@ -165,6 +172,10 @@ class DevicePlan:
         # The plain call (see plain_call): None until a call has loaded the 32-bit build, False for a plan
         # whose calls always read uniforms, captured arrays, iotas or mapped inputs.
         self._plain = None if not self._has_uniforms and set(self.kinds) == {"array"} else False
+
+    replays = True
+    """Whether a call's launch may repeat an earlier one's bytes for bytes, so that it is replayed as a CUDA
+    graph (:mod:`gpulab.runtime.replay`); ``False`` for plans whose every launch differs."""
 
     def uniform_values(self) -> tuple:
         """What a call passes as uniforms: per kernel (the primitive's, then its mapped inputs' in
@@ -284,7 +295,7 @@ class DevicePlan:
             params.check_fields(parameters, params.written_fields(parameters, self.kinds))
         module = load(build, self.device)
         kernels = {name: module.address(name) for name in build.kernels}
-        return Prepared(build, module, threading.local(), kernels, self.argument_order(build))
+        return Prepared(build, module, threading.local(), kernels, self.argument_order(build), self.replays)
 
     def argument_order(self, build) -> dict[str, tuple[str, ...]]:
         """Per kernel, the parameter names this plan's calls write, in order (checked when a pack is made)."""

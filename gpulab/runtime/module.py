@@ -215,11 +215,19 @@ class ArgumentPack:
         self.address = self._pointers.ctypes.data
         self._layouts = {p.name: (_layout(_leaves(p.dtype, p.offset), p.offset), p.offset, value_fields(p.dtype))
                          for p in parameters}
-        self._pack_into = _layout([leaf for p in parameters for leaf in _leaves(p.dtype, p.offset)], 0).pack_into
+        self._struct = _layout([leaf for p in parameters for leaf in _leaves(p.dtype, p.offset)], 0)
 
     def write(self, *values) -> None:
         """Write every parameter: their values in the kernel's order, structs flattened."""
-        self._pack_into(self._memory, 0, *values)
+        self._struct.pack_into(self._memory, 0, *values)
+
+    def packed(self, *values) -> bytes:
+        """The bytes :meth:`write` would write for ``values`` (what tells two launches apart), not written."""
+        return self._struct.pack(*values)
+
+    def load(self, parameters: bytes) -> None:
+        """Write every parameter from :meth:`packed`'s bytes."""
+        self._memory[:len(parameters)] = parameters  # what follows, if anything, is a last struct's padding
 
     def __setitem__(self, name: str, value) -> None:
         layout, offset, fields = self._layouts[name]

@@ -14,7 +14,7 @@ import pytest
 import gpulab
 from gpulab.primitives import dispatch
 from gpulab.registry import PRIMITIVES
-from gpulab.runtime import module
+from gpulab.runtime import module, replay
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
@@ -100,13 +100,87 @@ def launcher(request):
     module.use_launcher()
 
 
-def test_every_array_kind_gives_the_host_results(launcher):
+@pytest.fixture(params=[True, False], ids=["graphs", "no graphs"])
+def graphs(request):
+    replay.use_graphs(request.param)
+    yield request.param
+    replay.use_graphs(True)
+
+
+def test_every_array_kind_gives_the_host_results(launcher, graphs):
     data = np.random.default_rng(0).integers(-1000, 1000, N, dtype=np.int32)
     for name, xs, items in _kinds(data):
-        got, want = _results(xs), _expected(items)
-        for primitive in want:
-            np.testing.assert_array_equal(got[primitive], want[primitive], err_msg=f"{primitive} of a {name} input "
-                                                                                   f"({launcher} launcher)")
+        for repeat in range(2):  # the second time, map and reduce replay their first launches (with graphs)
+            got, want = _results(xs), _expected(items)
+            for primitive in want:
+                np.testing.assert_array_equal(got[primitive], want[primitive], err_msg=(
+                    f"{primitive} of a {name} input, call {repeat + 1} ({launcher} launcher, graphs {graphs})"))
+
+
+def _graphs(plan, kernel: str) -> int:
+    return plan.prepared(32, plan.uniform_values()).kernel_launcher(kernel).graphs
+
+
+def test_a_repeated_launch_is_replayed_and_reads_the_memory_as_it_is_then(launcher):
+    xs = cupy.arange(N, dtype=cupy.int32)
+    doubled = cupy.empty(N, np.int64)
+    mapper = gpulab.make_map(twice, xs)
+    for _ in range(3):
+        mapper(xs, out=doubled)
+    assert _graphs(mapper, "gpulab_map") == 1
+    xs += 5  # the graph holds the pointers, not the items
+    np.testing.assert_array_equal(mapper(xs, out=doubled).get(), (np.arange(N) + 5) * 2)
+    stream = cupy.cuda.Stream(non_blocking=True)  # another stream: the same graph, launched there
+    doubled.fill(0)
+    mapper(xs, out=doubled, stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(doubled.get(), (np.arange(N) + 5) * 2)
+    assert _graphs(mapper, "gpulab_map") == 1
+
+
+def test_a_replay_is_told_apart_by_the_parameter_bytes_not_the_values():
+    reducer = gpulab.make_reduce(add, np.float32)
+    zeros, scalar = cupy.full(5000, -0.0, np.float32), cupy.empty((), np.float32)
+    for initial in (-0.0, -0.0, -0.0, 0.0, 0.0, -0.0, 0.0):  # equal as Python values, not as bits
+        got = reducer(zeros, np.float32(initial), out=scalar).get()
+        assert np.signbit(got) == np.signbit(initial), initial
+    assert _graphs(reducer, "gpulab_reduce") == 2
+
+
+def test_a_launcher_keeps_a_bounded_number_of_launches_and_no_graph_when_turned_off():
+    xs = cupy.arange(N, dtype=cupy.int32)
+    outs = [cupy.empty(N, np.int64) for _ in range(replay.GRAPHS_KEPT + 4)]
+    mapper = gpulab.make_map(twice, xs)
+    for count in (replay.GRAPHS_KEPT - 1, len(outs)):  # a cycle it holds, then one longer than it keeps
+        for _ in range(3):
+            for out in outs[:count]:
+                out.fill(0)
+                mapper(xs, out=out)
+                np.testing.assert_array_equal(out.get(), np.arange(N) * 2)
+        launcher = mapper.prepared(32, ()).kernel_launcher("gpulab_map")
+        if count < replay.GRAPHS_KEPT:
+            assert launcher.graphs == count
+        assert len(launcher._graphs) <= replay.GRAPHS_KEPT
+    held, seen = launcher.graphs, len(launcher._graphs)
+    replay.use_graphs(False)
+    try:
+        other = cupy.empty(N, np.int64)
+        for _ in range(3):
+            mapper(xs, out=other)
+        np.testing.assert_array_equal(other.get(), np.arange(N) * 2)
+        assert (launcher.graphs, len(launcher._graphs)) == (held, seen)
+    finally:
+        replay.use_graphs(True)
+
+
+def test_scan_and_filter_launches_never_repeat_so_keep_no_graph():
+    xs = cupy.arange(N, dtype=cupy.int32)
+    out, kept = cupy.empty_like(xs), cupy.empty((), np.int64)
+    scanner, filterer = gpulab.make_scan(add, xs), gpulab.make_filter(positive, xs)
+    for _ in range(3):
+        scanner(xs, out=out)
+        filterer(xs, out=out, kept=kept)
+    assert _graphs(scanner, "gpulab_scan") == 0 and _graphs(filterer, "gpulab_filter") == 0
 
 
 def test_float_results_do_not_depend_on_the_path():
@@ -210,7 +284,8 @@ def _kernel_nodes(call) -> int:
     from cuda.bindings import driver
 
     stream = cupy.cuda.Stream(non_blocking=True)
-    call(stream)  # allocations and first builds happen outside the capture
+    for _ in range(3):  # allocations and first builds happen outside the capture; the launch is replayed by now
+        call(stream)
     stream.synchronize()
     (status,) = driver.cuStreamBeginCapture(stream.ptr, driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
     assert status == driver.CUresult.CUDA_SUCCESS

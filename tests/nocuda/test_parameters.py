@@ -101,6 +101,33 @@ def test_the_pack_is_laid_out_as_the_parameter_space():
     at_once = ArgumentPack(parameters, order=[p.name for p in parameters])
     at_once.write(0x1000, 7, 1, 7, 7, 0x2000, 0x3000, 0x4000, np.int32(-3))  # the uniforms: none
     assert bytes(at_once._memory) == memory
+    values = (0x1000, 7, 1, 7, 7, 0x2000, 0x3000, 0x4000, np.int32(-3))
+    loaded = ArgumentPack(parameters)
+    loaded.load(at_once.packed(*values))  # what a launch's replay key holds, written as write() writes
+    assert bytes(loaded._memory) == memory
+
+
+def test_packed_bytes_tell_apart_values_python_calls_equal():
+    build = gpulab.compile("reduce", add, types="f32,f32", target="sm_90")
+    pack = ArgumentPack(build.parameters["gpulab_reduce"])
+    fields = (0x1000, 7, 1, 7, 7, 0x2000, 0, 0)
+    assert -0.0 == 0.0 and pack.packed(*fields, np.float32(-0.0)) != pack.packed(*fields, np.float32(0.0))
+    assert pack.packed(*fields, np.float32(1.5)) == pack.packed(*fields, 1.5)
+
+
+def test_a_record_parameter_ending_in_padding_is_loaded_whole():
+    padded = np.dtype([("value", np.float64), ("index", np.int32)], align=True)  # 16 bytes, 12 of fields
+
+    def smallest(a, b):
+        return a if a.value <= b.value else b
+
+    build = gpulab.compile("reduce", smallest, types=(padded, padded), target="sm_90")
+    parameters = build.parameters["gpulab_reduce"]
+    values = (0x1000, 7, 1, 7, 7, 0x2000, 0x3000, 0x4000, 2.5, 9)
+    written, loaded = ArgumentPack(parameters), ArgumentPack(parameters)
+    written.write(*values)
+    loaded.load(written.packed(*values))
+    assert bytes(loaded._memory) == bytes(written._memory)
 
 
 def test_a_plan_that_writes_another_order_is_refused():
