@@ -1,18 +1,20 @@
 """Launches of one kernel from one thread, repeated ones replayed as CUDA graphs.
 
 A launch is a function of its kernel, grid and parameter bytes and nothing
-else; two launches with all three equal do the same work. The second time a
-launcher sees the same grid and bytes it captures that launch into a CUDA
-graph of one kernel node, and from then on replays the graph: a graph launch
-costs the driver about half of a ``cuLaunchKernel`` (bench/results, run 34:
-2.79 against 4.92 us on an H200 host). A reused ``make_map`` or
-``make_reduce`` called on the same arrays, or a one-shot call whose output
-comes back from CuPy's memory pool at the same address, takes the replay.
+else: two launches with all three equal do the same work, on the memory as
+it is then. The second time a launcher sees the same grid and bytes it
+captures that launch into a CUDA graph of one kernel node, and from then on
+replays the graph: a graph launch costs the driver about half of a
+``cuLaunchKernel`` (bench/results, run 34: 2.79 against 4.92 us on an H200
+host). A reused ``make_map`` or ``make_reduce`` called on the same arrays, or
+a one-shot call whose output comes back from CuPy's memory pool at the same
+address, takes the replay.
 
 Keys are the packed bytes, never the Python values (``0.0 == -0.0``), so a
 replay is exactly the launch it stands for. A launcher keeps at most
 :data:`GRAPHS_KEPT` keys; a launch into a stream that is itself being
-captured is never replayed (it is captured as a plain kernel launch).
+captured is never replayed (it is captured as a plain kernel launch), and
+one the driver will not capture is launched plainly from then on.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from .module import ArgumentPack, launch
 
 GRAPHS_KEPT = 16
 """Launches (grid and parameter bytes) one launcher remembers; past that, it forgets them all and starts over."""
+
+NO_GRAPH = -1
+"""What a launcher holds for a launch it could not capture: it launches that one plainly (and says why, if it fails)."""
 
 _replays = True
 
@@ -58,7 +63,7 @@ class KernelLauncher:
     @property
     def graphs(self) -> int:
         """How many launches this launcher holds a graph of."""
-        return sum(1 for graph in self._graphs.values() if graph)
+        return sum(1 for graph in self._graphs.values() if graph and graph != NO_GRAPH)
 
     def __call__(self, grid: int, stream: int, *values) -> None:
         """Launch ``grid`` blocks on ``stream`` with ``values`` (the kernel's parameters in order).
@@ -81,12 +86,13 @@ class KernelLauncher:
             if len(graphs) >= GRAPHS_KEPT:
                 _destroy(graphs)
             graphs[key] = 0
-        elif not _capturing(stream):
+        elif graph != NO_GRAPH and not _capturing(stream):
             if not graph:  # seen once before: captured now
                 pack.load(parameters)
                 graph = graphs[key] = _capture(self.function, grid, self.block, pack)
-            _replay(graph, stream)
-            return
+            if graph != NO_GRAPH:
+                _replay(graph, stream)
+                return
         pack.load(parameters)
         launch(self.function, grid, self.block, stream, pack)
 
@@ -114,7 +120,8 @@ def _capturing(stream: int) -> bool:
 
 
 def _capture(function: int, grid: int, block: int, pack: ArgumentPack) -> int:
-    """A graph exec of one launch of ``function`` with ``pack``'s parameters, captured on a stream of its own."""
+    """A graph exec of one launch of ``function`` with ``pack``'s parameters, captured on a stream of its own;
+    :data:`NO_GRAPH` where the driver refuses (the plain launch that follows raises if the launch itself is wrong)."""
     runtime = _runtime()
     try:
         stream = runtime.streamCreateWithFlags(runtime.streamNonBlocking)
@@ -132,12 +139,12 @@ def _capture(function: int, grid: int, block: int, pack: ArgumentPack) -> int:
                 runtime.graphDestroy(graph)
         finally:
             runtime.streamDestroy(stream)
-    except runtime.CUDARuntimeError as exc:
-        raise DeviceError(f"CUDA graph of a launch failed: {exc}") from exc
+    except (runtime.CUDARuntimeError, DeviceError):
+        return NO_GRAPH
 
 
 def _end_capture_quietly(runtime, stream: int) -> None:
-    """End a capture whose launch failed, so that the launch's own error is the one raised."""
+    """End a capture whose launch failed (the plain launch after it raises the launch's own error)."""
     try:
         runtime.graphDestroy(runtime.streamEndCapture(stream))
     except runtime.CUDARuntimeError:
@@ -156,6 +163,6 @@ def _destroy(graphs: dict) -> None:
     """Destroy the graph execs in ``graphs`` and forget every key."""
     runtime = _runtime()
     for graph in graphs.values():
-        if graph:
+        if graph and graph != NO_GRAPH:
             runtime.graphExecDestroy(graph)
     graphs.clear()

@@ -173,6 +173,18 @@ def test_a_launcher_keeps_a_bounded_number_of_launches_and_no_graph_when_turned_
         replay.use_graphs(True)
 
 
+def test_a_launch_the_driver_will_not_capture_is_launched_plainly(monkeypatch):
+    monkeypatch.setattr(replay, "_capture", lambda *launch: replay.NO_GRAPH)  # as where graphs are refused
+    xs = cupy.arange(N, dtype=cupy.int32)
+    doubled = cupy.empty(N, np.int64)
+    mapper = gpulab.make_map(twice, xs)
+    for k in range(4):
+        doubled.fill(0)
+        np.testing.assert_array_equal(mapper(xs + k, out=doubled).get(), (np.arange(N) + k) * 2)
+        np.testing.assert_array_equal(mapper(xs, out=doubled).get(), np.arange(N) * 2)
+    assert _graphs(mapper, "gpulab_map") == 0
+
+
 def test_scan_and_filter_launches_never_repeat_so_keep_no_graph():
     xs = cupy.arange(N, dtype=cupy.int32)
     out, kept = cupy.empty_like(xs), cupy.empty((), np.int64)
@@ -268,6 +280,40 @@ def test_eight_threads_share_one_plan_of_each_primitive(own_streams, outputs_giv
                 for primitive, want in _expected(inputs[k]).items():
                     if primitive in got and not np.array_equal(cupy.asnumpy(got[primitive]), want):
                         failures.append((index, round_, primitive))
+        except Exception as exc:  # reported below, with the thread
+            failures.append((index, repr(exc)))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+
+
+def test_eight_threads_replay_their_own_launches_of_one_plan():
+    rng = np.random.default_rng(8)
+    inputs = [rng.integers(-1000, 1000, 2**16 + 7 * k, dtype=np.int32) for k in range(8)]
+    mapper, reducer = gpulab.make_map(twice, np.int32), gpulab.make_reduce(add, np.int32)
+    failures, barrier = [], threading.Barrier(8)
+
+    def work(index):
+        try:
+            data = inputs[index]
+            stream = cupy.cuda.Stream(non_blocking=True)
+            with stream:
+                xs, doubled, total = cupy.asarray(data), cupy.empty(data.size, np.int64), cupy.empty((), np.int32)
+                barrier.wait()
+                for round_ in range(30):  # the same arrays every round: from the third on, graph replays
+                    xs += 1
+                    mapper(xs, out=doubled)
+                    reducer(xs, np.int32(index), out=total)
+                    if round_ % 10 == 9:
+                        shifted = data + round_ + 1
+                        if not (np.array_equal(doubled.get(), shifted * 2) and int(total) == shifted.sum() + index):
+                            failures.append((index, round_))
+            if mapper.prepared(32, ()).kernel_launcher("gpulab_map").graphs != 1:
+                failures.append((index, "no graph of its repeated map"))
         except Exception as exc:  # reported below, with the thread
             failures.append((index, repr(exc)))
 
