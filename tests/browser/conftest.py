@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -88,17 +90,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _environment(home: Path, cache_dir: Path) -> dict:
+def _environment(home: Path, cache_dir: Path, runtime: Path) -> dict:
     env = dict(os.environ)
     for name in list(env):  # nothing of the user's Jupyter or IPython setup
         if name.startswith(("JUPYTER", "JPY_", "IPYTHON")):
             del env[name]
     for name, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
-                      ("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTERLAB_SETTINGS_DIR", "lab-settings"),
-                      ("JUPYTERLAB_WORKSPACES_DIR", "lab-workspaces"), ("IPYTHONDIR", "ipython")):
+                      ("JUPYTERLAB_SETTINGS_DIR", "lab-settings"), ("JUPYTERLAB_WORKSPACES_DIR", "lab-workspaces"),
+                      ("IPYTHONDIR", "ipython")):
         folder = home / sub
         folder.mkdir(parents=True, exist_ok=True)
         env[name] = str(folder)
+    env["JUPYTER_RUNTIME_DIR"] = str(runtime)
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     env["GPULAB_CACHE_DIR"] = str(cache_dir)  # the test session's own build cache
@@ -157,7 +160,7 @@ def _stop(process: subprocess.Popen, server: LabServer | None) -> None:
                 pass
 
 
-def _start(tmp: Path, cache_dir: Path) -> tuple[subprocess.Popen, LabServer]:
+def _start(tmp: Path, cache_dir: Path, runtime: Path) -> tuple[subprocess.Popen, LabServer]:
     root = tmp / "root"
     root.mkdir(parents=True, exist_ok=True)
     token = secrets.token_hex(24)
@@ -169,12 +172,15 @@ def _start(tmp: Path, cache_dir: Path) -> tuple[subprocess.Popen, LabServer]:
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
         f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
         "--ServerApp.allow_root=True",  # CI runs as root
+        # Kernels talk over Unix sockets in `runtime`, not TCP ports the launcher picks and frees first:
+        # another process taking one in between killed a kernel as it started (a CI run), losing the cells.
+        "--KernelManager.transport=ipc",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.news_url=None",
         "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: the tests switch themes through its commands
     ]
     with open(server.log, "ab") as log:
-        process = subprocess.Popen(command, cwd=root, env=_environment(tmp / "home", cache_dir),
+        process = subprocess.Popen(command, cwd=root, env=_environment(tmp / "home", cache_dir, runtime),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
     return process, server
@@ -201,8 +207,16 @@ def lab_server(tmp_path_factory, fresh_cache):
     One server serves every test of a module (starting one costs seconds of CI).
     """
     tmp_path = tmp_path_factory.mktemp("lab")
+    runtime = Path(tempfile.mkdtemp(prefix="gpulab-kernels-"))  # short: a Unix socket's path has at most 107 bytes
+    try:
+        yield from _serve(tmp_path, fresh_cache, runtime)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _serve(tmp_path: Path, cache_dir: Path, runtime: Path):
     for attempt in range(3):  # another process may take the free port before the server binds it
-        process, server = _start(tmp_path / f"lab{attempt}", fresh_cache)
+        process, server = _start(tmp_path / f"lab{attempt}", cache_dir, runtime)
         try:
             if _wait_ready(process, server):
                 break
