@@ -248,6 +248,16 @@ def test_every_stream_kind():
             np.testing.assert_array_equal(cupy.asnumpy(value), expected[primitive], err_msg=f"{primitive} on {name}")
 
 
+def _on_eight_threads(work) -> None:
+    """Run ``work(index)`` for index 0 to 7, each in a thread of its own (``work`` waits on its own barrier
+    once its arrays are made), and wait for all of them."""
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 @pytest.mark.parametrize("own_streams", [False, True])
 @pytest.mark.parametrize("outputs_given", [False, True])
 def test_eight_threads_share_one_plan_of_each_primitive(own_streams, outputs_given):
@@ -283,11 +293,7 @@ def test_eight_threads_share_one_plan_of_each_primitive(own_streams, outputs_giv
         except Exception as exc:  # reported below, with the thread
             failures.append((index, repr(exc)))
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    _on_eight_threads(work)
     assert not failures
 
 
@@ -317,11 +323,7 @@ def test_eight_threads_replay_their_own_launches_of_one_plan():
         except Exception as exc:  # reported below, with the thread
             failures.append((index, repr(exc)))
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    _on_eight_threads(work)
     assert not failures
 
 
