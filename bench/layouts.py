@@ -4,7 +4,8 @@
 ``make_*`` objects, CUDA events, median of 20) over a contiguous array, its stride-2 view and a
 2-D view whose rows are padded (1000 of every 1024 columns), each of ``2**n`` items, float32 and
 float64, beside CuPy's copy of the same view to a contiguous array. Such inputs compute each
-item's offset from its index (``offset_of`` in templates/common.cu: a division per item).
+item's offset from its index (``offset_of`` in templates/common.cu: a multiply per item, by the
+divisor the host prepared, ``runtime.arrays.row_divisor``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
-from ..runtime.arrays import array_fields, empty, plain_output
+from ..runtime.arrays import array_fields, contiguous_fields, empty, plain_output
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
 from .plan import index_bits_of, on_plan_device, plain_input
@@ -53,11 +53,10 @@ class FilterPlan(LookBackPlan):
             out = empty(n, dtype)
         if kept is None:
             kept = empty((), KEPT_DTYPE)  # the kernel's last tile writes it
-        out_pointer, out_inner_size, out_inner_stride, out_outer_stride, out_size, out_extent = array_fields(
-            out, dtype, "output")
+        out_fields, out_size, out_extent = array_fields(out, dtype, "output")
         if out_size != n:
             raise LengthMismatchError(f"the output has {out_size} items; this call needs {n}")
-        kept_pointer, _, _, _, kept_size, _ = array_fields(kept, KEPT_DTYPE, "kept count")
+        (kept_pointer, *_), kept_size, _ = array_fields(kept, KEPT_DTYPE, "kept count")
         if kept_size != 1:
             raise LengthMismatchError(f"the kept count has {kept_size} items; it needs 1")
         prepared = self.prepared(index_bits_of(max(extent, out_extent)), uniform_values)
@@ -65,8 +64,8 @@ class FilterPlan(LookBackPlan):
             kept.fill(0)
             return out, kept
         handle = stream_handle(stream)
-        self._launch(prepared, handle, n, fields, (out_pointer, out_inner_size, out_inner_stride, out_outer_stride),
-                     kept_pointer, temp_storage, prepared.uniform_fields(uniform_values))
+        self._launch(prepared, handle, n, fields, out_fields, kept_pointer, temp_storage,
+                     prepared.uniform_fields(uniform_values))
         prepared.check_reads(uniform_values, handle)
         return out, kept
 
@@ -88,8 +87,8 @@ class FilterPlan(LookBackPlan):
             output, count = plain_output(out, n, dtype, ordinal), plain_output(kept, None, KEPT_DTYPE, ordinal)
             if output is None or count is None:
                 return None
-            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), (output[1], n, 1, n), count[1], None,
-                         ())
+            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n), contiguous_fields(output[1], n),
+                         count[1], None, ())
             return output[0], count[0]
 
         return call

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
-from ..runtime.arrays import array_fields, empty, plain_output
+from ..runtime.arrays import array_fields, contiguous_fields, empty, plain_output
 from ..runtime.streams import stream_handle
 from .plan import DevicePlan, index_bits_of, on_plan_device, plain_input
 
@@ -46,7 +46,7 @@ class MapPlan(DevicePlan):
         result = prepared.build.result.dtype
         if out is None:
             out = empty(n, result)
-        pointer, inner_size, inner_stride, outer_stride, size, reach = array_fields(out, result, "output")
+        out_fields, size, reach = array_fields(out, result, "output")
         if size != n:
             raise LengthMismatchError(f"the output has {size} items; this call needs {n}")
         if index_bits_of(max(extent, reach, n)) == 64:
@@ -54,8 +54,8 @@ class MapPlan(DevicePlan):
         if n == 0:
             return out
         handle = stream_handle(stream)
-        prepared.launcher("gpulab_map")(-(-n // prepared.build.geometry.tile), handle, *values, pointer, inner_size,
-                                        inner_stride, outer_stride, n, *prepared.uniform_fields(uniform_values))
+        prepared.launcher("gpulab_map")(-(-n // prepared.build.geometry.tile), handle, *values, *out_fields, n,
+                                        *prepared.uniform_fields(uniform_values))
         prepared.check_reads(uniform_values, handle)
         return out
 
@@ -77,11 +77,11 @@ class MapPlan(DevicePlan):
                 if found is None or (n is not None and found[1] != n):
                     return None
                 n = found[1]
-                fields += (found[0], n, 1, n)
+                fields += contiguous_fields(found[0], n)
             output = plain_output(out, n, result, ordinal)
             if output is None:
                 return None
-            run(-(-n // tile), current_stream().ptr, *fields, output[1], n, 1, n, n)
+            run(-(-n // tile), current_stream().ptr, *fields, *contiguous_fields(output[1], n), n)
             return output[0]
 
         return call

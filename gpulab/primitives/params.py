@@ -14,8 +14,8 @@ from ..errors import GpulabError
 from ..runtime.arrays import Layout
 
 ARRAY_FIELDS = ("data", *(f"layout.{name}" for name in Layout._fields))
-"""``struct InputK`` / ``struct Output`` as plans write them: the first four
-:class:`~gpulab.runtime.arrays.ArrayFields`, a pointer and a ``Layout``."""
+"""``struct InputK`` / ``struct Output`` as plans write them: a pointer and a ``Layout``
+(:func:`~gpulab.runtime.arrays.array_fields`)."""
 IOTA_FIELDS = ("start",)
 """An iota ``struct InputK`` as plans write it: its ``start``."""
 

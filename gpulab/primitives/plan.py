@@ -28,12 +28,11 @@ from ..kernel import Kernel
 from ..mapped import Mapped, input_kinds, walk
 from ..registry import primitive as primitive_record
 from ..runtime import bounds
-from ..runtime.arrays import array_fields, device_ordinal, plain_cupy_array, strided_array
+from ..runtime.arrays import INT32_MAX, array_fields, device_ordinal, plain_cupy_array, strided_array
 from ..runtime.module import ArgumentPack, LoadedModule, activate, load, plain_number, value_fields
 from ..runtime.replay import KernelLauncher
 from . import params
 
-INT32_MAX = 2**31 - 1
 NO_BOUNDS = (0, 0)  # the BoundsCheck of a build whose reads are not checked (its reads never use it)
 
 
@@ -214,9 +213,7 @@ class DevicePlan:
         kind = self.kinds[position] if kind is None else kind
         if kind == "array":
             self.check_device(x, label)
-            pointer, inner_size, inner_stride, outer_stride, size, extent = array_fields(
-                x, self._input_dtypes[position] if dtype is None else dtype, label)
-            return (pointer, inner_size, inner_stride, outer_stride), size, extent
+            return array_fields(x, self._input_dtypes[position] if dtype is None else dtype, label)
         if kind == "iota":
             if not isinstance(x, Iota):
                 raise KernelTypeError(f"this {self.primitive} was made for gpulab.iota as {label}; pass an iota there")
@@ -400,5 +397,6 @@ def plain_input(x, dtype: np.dtype, ordinal: int) -> tuple[int, int] | None:
 
 
 def index_bits_of(extent: int) -> int:
-    """32 when ``extent`` (the largest of the sizes and :attr:`ArrayFields.extent`) fits a signed 32-bit integer, else 64."""
+    """32 when ``extent`` (the largest of the sizes and the arrays' extents, see
+    :func:`~gpulab.runtime.arrays.array_fields`) fits a signed 32-bit integer, else 64."""
     return 32 if extent <= INT32_MAX else 64

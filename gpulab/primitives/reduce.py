@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..conversion import scalar
 from ..errors import ArgumentError, LengthMismatchError
-from ..runtime.arrays import array_fields, device_array, empty, plain_output
+from ..runtime.arrays import array_fields, contiguous_fields, device_array, empty, plain_output
 from ..runtime.module import value_fields
 from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
@@ -53,7 +53,7 @@ class ReducePlan(DevicePlan):
         prepared = self.prepared(index_bits_of(extent), uniform_values)
         if out is None:
             out = empty((), dtype)
-        out_pointer, _, _, _, out_size, _ = array_fields(out, dtype, "output")
+        (out_pointer, *_), out_size, _ = array_fields(out, dtype, "output")
         if out_size != 1:
             raise LengthMismatchError(f"the output has {out_size} items; this call needs 1")
         handle = stream_handle(stream)
@@ -81,7 +81,7 @@ class ReducePlan(DevicePlan):
             if output is None:
                 return None
             pointer, n = found
-            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), output[1], initial_fields(initial),
+            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n), output[1], initial_fields(initial),
                          None, ())
             return output[0]
 

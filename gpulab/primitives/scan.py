@@ -6,7 +6,7 @@ import numpy as np
 
 from ..conversion import scalar
 from ..errors import KernelTypeError, LengthMismatchError
-from ..runtime.arrays import array_fields, empty, plain_output
+from ..runtime.arrays import array_fields, contiguous_fields, empty, plain_output
 from ..runtime.module import value_fields
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
@@ -41,16 +41,14 @@ class ScanPlan(LookBackPlan):
         initial_fields = self._initial_fields(scalar(initial, self.element) if initial is not None else self._zero)
         if out is None:
             out = empty(n, dtype)
-        out_pointer, out_inner_size, out_inner_stride, out_outer_stride, out_size, out_extent = array_fields(
-            out, dtype, "output")
+        out_fields, out_size, out_extent = array_fields(out, dtype, "output")
         if out_size != n:
             raise LengthMismatchError(f"the output has {out_size} items; this call needs {n}")
         prepared = self.prepared(index_bits_of(max(extent, out_extent)), uniform_values)
         if n == 0:
             return out
         handle = stream_handle(stream)
-        self._launch(prepared, handle, n, fields, (out_pointer, out_inner_size, out_inner_stride, out_outer_stride),
-                     initial_fields, initial is not None, temp_storage, prepared.uniform_fields(uniform_values))
+        self._launch(prepared, handle, n, fields, out_fields, initial_fields, initial is not None, temp_storage, prepared.uniform_fields(uniform_values))
         prepared.check_reads(uniform_values, handle)
         return out
 
@@ -76,7 +74,7 @@ class ScanPlan(LookBackPlan):
             output = plain_output(out, n, dtype, ordinal)
             if output is None:
                 return None
-            self._launch(prepared, current_stream().ptr, n, (pointer, n, 1, n), (output[1], n, 1, n),
+            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n), contiguous_fields(output[1], n),
                          initial_fields(zero if initial is None else initial), initial is not None, None, ())
             return output[0]
 

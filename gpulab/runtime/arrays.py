@@ -19,12 +19,21 @@ from ..device import devices
 from ..errors import HostArrayError
 
 
+INT32_MAX = 2**31 - 1
+
+
 class Layout(NamedTuple):
-    """Item i of a flattened (C-order) array lives at ``(i // inner_size) * outer_stride + (i % inner_size) * inner_stride`` elements."""
+    """Item i of a flattened (C-order) array lives at ``(i // inner_size) * outer_stride + (i % inner_size) * inner_stride`` elements.
+
+    A kernel divides by ``inner_size`` with a multiply and a shift
+    (:func:`row_divisor`); both are 0 where every index lies in row 0 (1-D).
+    """
 
     inner_size: int
     inner_stride: int
     outer_stride: int
+    row_multiplier: int = 0
+    row_shift: int = 0
 
     @property
     def contiguous(self) -> bool:
@@ -66,38 +75,22 @@ class DeviceArray(NamedTuple):
     owner: object
 
 
-class ArrayFields(NamedTuple):
-    """What a kernel is passed for a device array, read without building a :class:`DeviceArray`.
-
-    Attributes
-    ----------
-    pointer : int
-        Address of item 0.
-    inner_size, inner_stride, outer_stride : int
-        Its :class:`Layout`, in elements.
-    size : int
-        Number of items.
-    extent : int
-        One more than the largest element offset (or stride) an index reaches:
-        what decides between 32- and 64-bit indices.
-    """
-
-    pointer: int
-    inner_size: int
-    inner_stride: int
-    outer_stride: int
-    size: int
-    extent: int
-
-
 _cupy_array: type | None = None  # cupy.ndarray, once it is known to have the attributes array_fields reads
 
 
-def array_fields(x, dtype: np.dtype, name: str) -> tuple[int, int, int, int, int, int]:
-    """The :class:`ArrayFields` of device array ``x``, checked to hold ``dtype`` (a plain tuple, for speed).
+def contiguous_fields(pointer: int, size: int) -> tuple:
+    """What a kernel is passed for ``size`` consecutive items from ``pointer``: the pointer, then its :class:`Layout`."""
+    return (pointer, size, 1, size, 0, 0)
 
-    A contiguous CuPy array is read from its attributes (no interface dict,
-    no layout object); anything else through :func:`device_array`.
+
+def array_fields(x, dtype: np.dtype, name: str) -> tuple[tuple, int, int]:
+    """``(fields, size, extent)`` of device array ``x``, checked to hold ``dtype``.
+
+    ``fields`` are what a kernel is passed for it (its pointer, then its
+    :class:`Layout`); ``extent`` is one more than the largest element offset
+    (or stride) an index reaches: what decides between 32- and 64-bit
+    indices. A contiguous CuPy array is read from its attributes (no
+    interface dict, no layout object); anything else through :func:`device_array`.
 
     Raises
     ------
@@ -110,13 +103,13 @@ def array_fields(x, dtype: np.dtype, name: str) -> tuple[int, int, int, int, int
         if x.dtype is not dtype and x.dtype != dtype:
             raise wrong_dtype(name, x.dtype, dtype)
         size = x.size
-        return (x.data.ptr, size, 1, size, size, size)
+        return contiguous_fields(x.data.ptr, size), size, size
     view = device_array(x, name=name)
     if view.dtype != dtype:
         raise wrong_dtype(name, view.dtype, dtype)
     layout = view.layout
     extent = view.size if layout.contiguous else max(layout.max_offset(view.size) + 1, abs(layout.outer_stride))
-    return (view.pointer, *layout, view.size, extent)
+    return (view.pointer, *layout), view.size, extent
 
 
 def plain_cupy_array(x, dtype: np.dtype, ordinal: int) -> tuple[int, int] | None:
@@ -300,11 +293,27 @@ def coalesce(shape: tuple[int, ...], strides: tuple[int, ...]) -> Layout:
         return Layout(size, stride, size * stride)
     if len(merged) == 2:
         (_, outer_stride), (inner_size, inner_stride) = merged
-        return Layout(inner_size, inner_stride, outer_stride)
+        return Layout(inner_size, inner_stride, outer_stride, *row_divisor(inner_size, math.prod(shape)))
     raise HostArrayError(
         f"an array of shape {shape} and strides {strides} (in items) needs {len(merged)} loops; gpulab "
         "indexes at most two without a copy. Make it contiguous first: cupy.ascontiguousarray(x)"
     )
+
+
+@functools.lru_cache(maxsize=256)
+def row_divisor(inner_size: int, size: int) -> tuple[int, int]:
+    """``(multiplier, shift)`` by which a kernel divides an index below ``size`` by ``inner_size`` (2 or more).
+
+    Division by an invariant integer as a multiply (Granlund and Montgomery, 1994): with
+    ``l = ceil(log2 d)``, ``i // d == (i * ceil(2**(N + l) / d)) >> (N + l)`` for every ``0 <= i < 2**N``.
+    A kernel takes the high half of the product and shifts it by ``l - 1`` (common.cu: row_of). Up to
+    2**31 items, N is 31 and the multiplier is in the high word, where 32-bit indices read it and 64-bit
+    ones find it exact enough for indices of that size; past that, only 64-bit indices reach, and N is 63.
+    """
+    bits = (inner_size - 1).bit_length()
+    if size > INT32_MAX:
+        return -(-(1 << (63 + bits)) // inner_size), bits - 1
+    return -(-(1 << (31 + bits)) // inner_size) << 32, bits - 1
 
 
 def to_device(x, device=None):

@@ -155,10 +155,10 @@ def test_a_device_plan_writes_a_mapped_input_as_its_struct_names_the_fields():
     fields, size, _ = plan.input_fields(inputs, 0, plan.uniform_values())
     parameters = plan.build().parameters["gpulab_reduce"]
     written = params.written_fields(parameters, plan.kinds)["in"]
-    assert dict(zip(written, fields)) == {"in0.data": 0xA000, "in0.layout.inner_size": 100,
-                                          "in0.layout.inner_stride": 1, "in0.layout.outer_stride": 100,
-                                          "in1.data": 0xB000, "in1.layout.inner_size": 100,
-                                          "in1.layout.inner_stride": 1, "in1.layout.outer_stride": 100}
+    one_row = {"layout.inner_size": 100, "layout.inner_stride": 1, "layout.outer_stride": 100,
+               "layout.row_multiplier": 0, "layout.row_shift": 0}
+    assert dict(zip(written, fields)) == {"in0.data": 0xA000, **{f"in0.{k}": v for k, v in one_row.items()},
+                                          "in1.data": 0xB000, **{f"in1.{k}": v for k, v in one_row.items()}}
     assert size == 100
     with pytest.raises(KernelTypeError, match=r"made for gpulab.mapped\(mul, ...\)"):
         plan.input_fields(DeviceArray(0xA000, 100), 0, ())

@@ -8,7 +8,7 @@ from gpulab.compiler.parameters import ParameterError, kernel_parameters
 from gpulab.compiler.serialize import decode, encode
 from gpulab.errors import GpulabError
 from gpulab.primitives import params
-from gpulab.runtime.arrays import Layout
+from gpulab.runtime.arrays import Layout, contiguous_fields, row_divisor
 from gpulab.runtime.module import ArgumentPack, value_fields
 from gpulab.types import element_type
 
@@ -34,12 +34,12 @@ def layout(build, kernel):
 def test_a_scan_takes_what_its_template_declares():
     build = gpulab.compile("scan", add, types="f32,f32", target="sm_90")
     assert layout(build, "gpulab_scan") == [
-        ("in", "Input0", 0, 24), ("n", "index_t", 24, 4), ("out", "Output", 32, 24),
-        ("status", "TileStatus<value_t>", 56, 16), ("epoch", "unsigned int", 72, 4),
-        ("initial", "value_t", 76, 4), ("has_initial", "bool", 80, 1), ("u", "Uniforms", 81, 1)]
+        ("in", "Input0", 0, 40), ("n", "index_t", 40, 4), ("out", "Output", 48, 40),  # a Layout is 8-aligned
+        ("status", "TileStatus<value_t>", 88, 16), ("epoch", "unsigned int", 104, 4),
+        ("initial", "value_t", 108, 4), ("has_initial", "bool", 112, 1), ("u", "Uniforms", 113, 1)]
     wide = gpulab.compile("scan", add, types="f64,f64", target="sm_90", index_bits=64)
-    assert layout(wide, "gpulab_scan")[:2] == [("in", "Input0", 0, 32), ("n", "index_t", 32, 8)]
-    assert layout(wide, "gpulab_scan")[5] == ("initial", "value_t", 96, 8)  # after a 4-byte epoch at 88
+    assert layout(wide, "gpulab_scan")[:2] == [("in", "Input0", 0, 48), ("n", "index_t", 48, 8)]
+    assert layout(wide, "gpulab_scan")[5] == ("initial", "value_t", 128, 8)  # after a 4-byte epoch at 120
 
 
 def test_struct_fields_are_the_hosts_layout_and_status():
@@ -89,7 +89,8 @@ def test_records_keep_their_dtype():
 def test_the_pack_is_laid_out_as_the_parameter_space():
     build = gpulab.compile("reduce", add, types="i32,i32", target="sm_90")
     parameters = build.parameters["gpulab_reduce"]
-    values = {"in": (0x1000, 7, 1, 7), "n": 7, "out": 0x2000, "partials": 0x3000, "finished": 0x4000,
+    two_rows = (0x1000, 4, 1, 9, *row_divisor(4, 7))  # 7 items in rows of 4, 9 apart
+    values = {"in": two_rows, "n": 7, "out": 0x2000, "partials": 0x3000, "finished": 0x4000,
               "initial": -3}
     pack = ArgumentPack(parameters)
     for name, value in values.items():
@@ -99,9 +100,9 @@ def test_the_pack_is_laid_out_as_the_parameter_space():
         written = np.frombuffer(memory, parameter.dtype, count=1, offset=parameter.offset)[0]
         assert (written.item() if parameter.fields else written) == values[parameter.name]
     at_once = ArgumentPack(parameters, order=[p.name for p in parameters])
-    at_once.write(0x1000, 7, 1, 7, 7, 0x2000, 0x3000, 0x4000, np.int32(-3))  # the uniforms: none
+    at_once.write(*two_rows, 7, 0x2000, 0x3000, 0x4000, np.int32(-3))  # the uniforms: none
     assert bytes(at_once._memory) == memory
-    values = (0x1000, 7, 1, 7, 7, 0x2000, 0x3000, 0x4000, np.int32(-3))
+    values = (*two_rows, 7, 0x2000, 0x3000, 0x4000, np.int32(-3))
     loaded = ArgumentPack(parameters)
     loaded.load(at_once.packed(*values))  # what a launch's replay key holds, written as write() writes
     assert bytes(loaded._memory) == memory
@@ -110,7 +111,7 @@ def test_the_pack_is_laid_out_as_the_parameter_space():
 def test_packed_bytes_tell_apart_values_python_calls_equal():
     build = gpulab.compile("reduce", add, types="f32,f32", target="sm_90")
     pack = ArgumentPack(build.parameters["gpulab_reduce"])
-    fields = (0x1000, 7, 1, 7, 7, 0x2000, 0, 0)
+    fields = (*contiguous_fields(0x1000, 7), 7, 0x2000, 0, 0)
     assert -0.0 == 0.0 and pack.packed(*fields, np.float32(-0.0)) != pack.packed(*fields, np.float32(0.0))
     assert pack.packed(*fields, np.float32(1.5)) == pack.packed(*fields, 1.5)
 
@@ -123,7 +124,7 @@ def test_a_record_parameter_ending_in_padding_is_loaded_whole():
 
     build = gpulab.compile("reduce", smallest, types=(padded, padded), target="sm_90")
     parameters = build.parameters["gpulab_reduce"]
-    values = (0x1000, 7, 1, 7, 7, 0x2000, 0x3000, 0x4000, 2.5, 9)
+    values = (*contiguous_fields(0x1000, 7), 7, 0x2000, 0x3000, 0x4000, 2.5, 9)
     written, loaded = ArgumentPack(parameters), ArgumentPack(parameters)
     written.write(*values)
     loaded.load(written.packed(*values))

@@ -35,14 +35,14 @@ class NaiveMapPlan(DevicePlan):
     def __call__(self, xs, *, stream=None):
         import cupy
 
-        pointer, inner_size, inner_stride, outer_stride, n, extent = array_fields(xs, self.types[0].dtype, "input")
+        fields, n, extent = array_fields(xs, self.types[0].dtype, "input")
         uniform_values = self.uniform_values()
         prepared = self.prepared(index_bits_of(extent), uniform_values)
         out = cupy.empty(n, dtype=prepared.build.result.dtype)
-        out_fields = array_fields(out, out.dtype, "output")
+        out_fields, _, _ = array_fields(out, out.dtype, "output")
         block = prepared.build.geometry.block_threads
-        prepared.launcher("gpulab_naive_map")(-(-n // block), stream_handle(stream), pointer, inner_size, inner_stride,
-                                              outer_stride, *out_fields[:4], n, *prepared.uniform_fields(uniform_values))
+        prepared.launcher("gpulab_naive_map")(-(-n // block), stream_handle(stream), *fields, *out_fields, n,
+                                              *prepared.uniform_fields(uniform_values))
         return out
 
 

@@ -6,30 +6,20 @@ struct Layout {
     index_t inner_size;    // items per row (n for a 1-D input)
     index_t inner_stride;  // elements between neighbours in a row
     index_t outer_stride;  // elements between rows
+    unsigned long long row_multiplier;  // i / inner_size, as row_of takes it (0: every i is in row 0)
+    unsigned int row_shift;
 };
 
-// i / d for 0 <= i and 0 < d. 64-bit division is a called library routine
-// (CALL __cuda_sm20_div_s64), so 64-bit indices divide here, inline: each
-// step guesses the quotient of what is left from a float reciprocal that
-// never overestimates (rounded down by 2^-20, so the remainder stays >= 0)
-// and keeps 19 more bits; four steps take any 63-bit i to a remainder
-// below 2d, and one subtraction finishes.
-__device__ __forceinline__ index_t quotient(index_t i, index_t d) {
+// i / inner_size for 0 <= i, as a multiply and a shift that the host chose
+// (runtime/arrays.py: row_divisor). A division would be ~20 instructions
+// (a called routine for 64 bits) in each of the dozens of loads a thread
+// unrolls on a strided input or a last tile: the largest part of the kernels'
+// code, and of their link time, before this.
+__device__ __forceinline__ index_t row_of(const Layout& layout, index_t i) {
     if constexpr (sizeof(index_t) == 4) {
-        return i / d;
+        return (index_t)(__umulhi((unsigned int)i, (unsigned int)(layout.row_multiplier >> 32)) >> layout.row_shift);
     } else {
-        const unsigned long long a = (unsigned long long)i, b = (unsigned long long)d;
-        float reciprocal;
-        asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(reciprocal) : "f"((float)b));
-        reciprocal *= 1.0f - 1.0f / (1 << 20);
-        unsigned long long q = 0, r = a;
-        #pragma unroll
-        for (int step = 0; step < 4; ++step) {
-            const unsigned long long guess = (unsigned long long)((float)r * reciprocal);
-            q += guess;
-            r -= guess * b;
-        }
-        return (index_t)(q + (r >= b));
+        return (index_t)(__umul64hi((unsigned long long)i, layout.row_multiplier) >> layout.row_shift);
     }
 }
 
@@ -39,10 +29,10 @@ __device__ __forceinline__ bool is_contiguous(const Layout& layout) {
 
 // Right for every layout (a contiguous one gives i back), and without a branch:
 // offsets are taken between shuffles (fold_range.cu). Contiguous inputs take
-// vector loads (load_vector) wherever a whole tile is there, so the division
-// is paid on odd layouts and the last tile only.
+// vector loads (load_vector) wherever a whole tile is there, so row_of is
+// paid on odd layouts and the last tile only.
 __device__ __forceinline__ index_t offset_of(const Layout& layout, index_t i) {
-    const index_t row = quotient(i, layout.inner_size);
+    const index_t row = row_of(layout, i);
     return row * layout.outer_stride + (i - row * layout.inner_size) * layout.inner_stride;
 }
 

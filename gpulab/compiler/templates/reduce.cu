@@ -9,16 +9,12 @@
 // folds everything itself. Each counter wraps back to 0 for the next launch.
 // The grouping is fixed by the tiling, so a float result's bits never depend
 // on timing; and no shuffle sits in a loop (it would get a called slow path on
-// sm_80-89, common.cu): only the groups' fold loops, before its shuffles.
+// sm_80-89, common.cu): only block_fold_results' loop, before its shuffles.
 // Tile size: each thread reads REDUCE_THREAD_BYTES in UNROLL vectors, so each
 // SM keeps well over the ~20 KiB of reads in flight that the memory needs to
 // stay busy.
 
-// Partial results, read as an input of the next level's fold.
-struct Partials {
-    const value_t* data;
-};
-__device__ __forceinline__ value_t load(const Partials& in, index_t i) { return in.data[i]; }
+#define PARTIAL_LOADS 4  // partial results a thread loads at a time (16 took 15 more registers in a float32 reduce)
 
 // Thread 0 stores the block's `value` at `slot` and counts it in `counter`,
 // one of `members` blocks; the block learns whether it was the last of them
@@ -35,22 +31,23 @@ __device__ __forceinline__ bool publish(value_t* slot, value_t value, unsigned i
     return last;
 }
 
-// Thread 0 receives the fold of the groups' results (two or more). Thread t folds its own `per_thread`
-// contiguous ones in a loop (no shuffle in it; its trip count is the same for every thread), then the
-// threads are folded in order: code for one result per thread, where another copy of the first level's
-// unrolled fold would add a third to the kernel's code and its link time. There are more than
-// BLOCK_THREADS groups only past TILE^2 * BLOCK_THREADS items.
+// Thread 0 receives the fold of `count` partial results (at most TILE), in order, written by other blocks
+// of this launch. Thread t folds its own `per_thread` contiguous ones in a loop (no shuffle in it; its trip
+// count is the same for every thread), PARTIAL_LOADS loads in flight at a time, then the threads are folded
+// in order. One copy of this code serves both levels: a second instance of the input's unrolled fold, for
+// partials, made a third of the kernel's code and of its link time.
 template <typename Combine>
-__device__ __forceinline__ value_t block_fold_groups(const value_t* results, unsigned int groups, bool& has,
-                                                     Combine combine) {
-    const unsigned int per_thread = (groups + BLOCK_THREADS - 1) / BLOCK_THREADS;
-    const unsigned int first = threadIdx.x * per_thread;
-    value_t acc = results[first < groups ? first : groups - 1];
-    has = first < groups;
+__device__ __forceinline__ value_t block_fold_results(const value_t* results, unsigned int count, bool& has,
+                                                      Combine combine) {
+    const unsigned int per_thread = (count + BLOCK_THREADS - 1) / BLOCK_THREADS;
+    const unsigned int first = threadIdx.x * per_thread, last = count - 1;
+    value_t acc = results[min(first, last)];
+    has = first < count;
+    #pragma unroll PARTIAL_LOADS
     for (unsigned int k = 1; k < per_thread; ++k) {
         const unsigned int at = first + k;
-        const value_t joined = combine(acc, results[at < groups ? at : groups - 1]);
-        acc = at < groups ? joined : acc;
+        const value_t joined = combine(acc, results[min(at, last)]);
+        acc = at < count ? joined : acc;
     }
     return block_fold(warp_fold_partial(acc, has, combine), has, combine);
 }
@@ -71,10 +68,10 @@ gpulab_reduce(Input0 in, index_t n, value_t* out, value_t* partials, unsigned in
         const unsigned int group = blockIdx.x / TILE, groups = (tiles + TILE - 1) / TILE;
         const unsigned int members = min((unsigned int)TILE, tiles - group * TILE);
         if (!publish(partials + blockIdx.x, total, finished + group, members)) return;
-        total = block_fold_items(Partials{partials}, (index_t)group * TILE, tiles, has, combine);
+        total = block_fold_results(partials + group * TILE, members, has, combine);
         if (groups > 1) {
             if (!publish(partials + tiles + group, total, finished + groups, groups)) return;
-            total = block_fold_groups(partials + tiles, groups, has, combine);
+            total = block_fold_results(partials + tiles, groups, has, combine);
         }
     }
     if (threadIdx.x == 0) *out = has ? op(initial, total, u) : initial;

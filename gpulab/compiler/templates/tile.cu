@@ -44,20 +44,25 @@ __device__ __forceinline__ void load_tile(const In& in, index_t base, int count,
             return;
         }
     }
-    // Item by item: every load is issued before any store to shared memory. A
-    // load cannot be hoisted above its bounds check, so a store beside it made
-    // each row wait a round trip to memory (a strided tile: 32 rows, 1.2-1.5x
-    // slower, bench/results run 33).
-    T v[SCAN_ITEMS];
+    // Item by item: ITEM_LOADS loads are issued before their stores to shared
+    // memory. A load cannot be hoisted above its bounds check, so a store beside
+    // it made each row wait a round trip to memory (a strided tile: 32 rows,
+    // 1.2-1.5x slower, bench/results run 33); all 32 at once spill under the
+    // scan's register cap of 48.
+    constexpr int ITEM_LOADS = SCAN_ITEMS < 16 ? SCAN_ITEMS : 16;
     #pragma unroll
-    for (int r = 0; r < SCAN_ITEMS; ++r) {
-        const int k = r * BLOCK_THREADS + threadIdx.x;
-        if (k < count) v[r] = load(in, base + k);
-    }
-    #pragma unroll
-    for (int r = 0; r < SCAN_ITEMS; ++r) {
-        const int k = r * BLOCK_THREADS + threadIdx.x;
-        if (k < count) tile[slot(k)] = v[r];
+    for (int batch = 0; batch < SCAN_ITEMS; batch += ITEM_LOADS) {
+        T v[ITEM_LOADS];
+        #pragma unroll
+        for (int r = 0; r < ITEM_LOADS; ++r) {
+            const int k = (batch + r) * BLOCK_THREADS + threadIdx.x;
+            if (batch + r < SCAN_ITEMS && k < count) v[r] = load(in, base + k);
+        }
+        #pragma unroll
+        for (int r = 0; r < ITEM_LOADS; ++r) {
+            const int k = (batch + r) * BLOCK_THREADS + threadIdx.x;
+            if (batch + r < SCAN_ITEMS && k < count) tile[slot(k)] = v[r];
+        }
     }
 }
 
