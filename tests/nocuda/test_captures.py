@@ -285,6 +285,7 @@ def test_a_captured_array_is_packed_where_its_struct_says():
     import threading
 
     from gpulab.primitives.plan import NO_BOUNDS, CapturedValue, Prepared
+    from gpulab.runtime.arrays import contiguous_fields
     from gpulab.runtime.module import ArgumentPack
 
     build = gpulab.compile("map", forms.laplace, target="sm_90", iota=(True,), boundscheck=False)
@@ -293,7 +294,7 @@ def test_a_captured_array_is_packed_where_its_struct_says():
     value = CapturedValue(grid, (0xA000, 12, 16, 128, 8), gpulab.captures.Captured(None, "grid", (12, 16)))
     parameters = build.parameters["gpulab_map"]
     pack = ArgumentPack(parameters)
-    pack.write(5, 0xB000, 140, 1, 140, 140, *prepared.uniform_fields((np.int64(forms.WIDTH), value)))
+    pack.write(5, *contiguous_fields(0xB000, 140), 140, *prepared.uniform_fields((np.int64(forms.WIDTH), value)))
     uniforms = next(p for p in parameters if p.name == "u")
     written = np.frombuffer(bytes(pack._memory[uniforms.offset:uniforms.offset + uniforms.dtype.itemsize]),
                             uniforms.dtype)[0]
