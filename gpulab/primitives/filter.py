@@ -87,8 +87,8 @@ class FilterPlan(LookBackPlan):
             output, count = plain_output(out, n, dtype, ordinal), plain_output(kept, None, KEPT_DTYPE, ordinal)
             if output is None or count is None:
                 return None
-            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n), contiguous_fields(output[1], n),
-                         count[1], None, ())
+            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n),
+                         contiguous_fields(output[1], n), count[1], None, ())
             return output[0], count[0]
 
         return call

@@ -81,8 +81,8 @@ class ReducePlan(DevicePlan):
             if output is None:
                 return None
             pointer, n = found
-            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n), output[1], initial_fields(initial),
-                         None, ())
+            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n), output[1],
+                         initial_fields(initial), None, ())
             return output[0]
 
         return call

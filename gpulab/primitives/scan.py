@@ -48,7 +48,8 @@ class ScanPlan(LookBackPlan):
         if n == 0:
             return out
         handle = stream_handle(stream)
-        self._launch(prepared, handle, n, fields, out_fields, initial_fields, initial is not None, temp_storage, prepared.uniform_fields(uniform_values))
+        self._launch(prepared, handle, n, fields, out_fields, initial_fields, initial is not None, temp_storage,
+                     prepared.uniform_fields(uniform_values))
         prepared.check_reads(uniform_values, handle)
         return out
 
@@ -74,8 +75,9 @@ class ScanPlan(LookBackPlan):
             output = plain_output(out, n, dtype, ordinal)
             if output is None:
                 return None
-            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n), contiguous_fields(output[1], n),
-                         initial_fields(zero if initial is None else initial), initial is not None, None, ())
+            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n),
+                         contiguous_fields(output[1], n), initial_fields(zero if initial is None else initial),
+                         initial is not None, None, ())
             return output[0]
 
         return call

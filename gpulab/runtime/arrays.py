@@ -79,7 +79,8 @@ _cupy_array: type | None = None  # cupy.ndarray, once it is known to have the at
 
 
 def contiguous_fields(pointer: int, size: int) -> tuple:
-    """What a kernel is passed for ``size`` consecutive items from ``pointer``: the pointer, then its :class:`Layout`."""
+    """What a kernel is passed for ``size`` consecutive items from ``pointer``: the pointer, then its
+    :class:`Layout`."""
     return (pointer, size, 1, size, 0, 0)
 
 
