@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 import pytest
+from operators import add, positive, twice
 
 import gpulab
 from gpulab.device import device as find_device
@@ -14,18 +15,6 @@ from gpulab.runtime.arrays import device_ordinal
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 GPUS = [d.name for d in gpulab.devices() if d.is_gpu]
-
-
-def add(a, b):
-    return a + b
-
-
-def twice(x):
-    return x + x
-
-
-def positive(x):
-    return x > 0
 
 
 def every_primitive(name: str, data):

@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 import pytest
+from operators import add, positive, twice
 
 import gpulab
 from gpulab.primitives import dispatch
@@ -20,18 +21,6 @@ pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 
 N = 3 * 4096 + 17
-
-
-def add(a, b):
-    return a + b
-
-
-def twice(x):
-    return x + x
-
-
-def positive(x):
-    return x > 0
 
 
 class Interface:

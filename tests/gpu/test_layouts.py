@@ -2,23 +2,12 @@
 
 import numpy as np
 import pytest
+from operators import add, positive, twice
 
 import gpulab
 
 cupy = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
-
-
-def add(a, b):
-    return a + b
-
-
-def twice(x):
-    return x + x
-
-
-def positive(x):
-    return x > 0
 
 
 def _on_host(view):

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from operators import add, positive, twice
 
 import gpulab
 
@@ -11,10 +12,6 @@ cupy = pytest.importorskip("cupy")
 PAIR = np.dtype([("value", np.float32), ("index", np.int32)], align=True)
 SIZES = [0, 1, 31, 1000, 3 * 4096 + 17, 2**24]
 TYPES = ["int32", "int64", "float32", "float64", "bool", "record"]
-
-
-def add(a, b):
-    return a + b
 
 
 def either(a, b):
@@ -29,16 +26,8 @@ def first_nonzero(a, b):
     return a if a != 0 else b
 
 
-def twice(x):
-    return x + x
-
-
 def negate(x):
     return not x
-
-
-def positive(x):
-    return x > 0
 
 
 def smaller_index(x):
