@@ -100,7 +100,7 @@ def test_listing_numbers_instructions_as_the_sass_pane(build_of):
         assert row.instruction.opcode in shown[row.instruction.line]
     # nvdisasm -lrm count gives every instruction a count, but for the padding after the last one
     assert {row.instruction.stem for row in rows if row.live is None} <= {"NOP"}
-    assert sum(row.live is not None for row in rows) > len(rows) / 2  # 108 of a map's 120 on sm_90
+    assert 10 * sum(row.live is not None for row in rows) >= 9 * len(rows)  # 108 of a map's 120 on sm_90
 
 
 # ---------------------------------------------------------------- per-line costs
