@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from operators import add, positive
 
 import gpulab
 
@@ -10,14 +11,6 @@ cupy = pytest.importorskip("cupy")
 
 RUNS = 10
 PAIR = np.dtype([("value", np.float32), ("index", np.int32)], align=True)
-
-
-def add(a, b):
-    return a + b
-
-
-def positive(x):
-    return x > 0
 
 
 def leftmost_smallest(a, b):

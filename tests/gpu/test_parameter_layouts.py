@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from operators import add, positive
 
 import gpulab
 from gpulab.device import current_device
@@ -14,16 +15,8 @@ alpha = 2
 phase = 1j
 
 
-def add(a, b):
-    return a + b
-
-
 def smaller(a, b):
     return a if a.value <= b.value else b
-
-
-def positive(x):
-    return x > 0
 
 
 def rotate(x: gpulab.c64) -> gpulab.c64:
