@@ -81,7 +81,40 @@ def disassemble_with_live_registers(cubin: bytes) -> tuple[str, str]:
     nvdisasm ignores line info in that mode, hence two runs.
     """
     with_lines, live = _runs_on_cubin("nvdisasm", [["-c", "-gi"], ["-c", "-lrm", "count"]], cubin)
-    return with_lines, live
+    return without_uncalled_functions(with_lines), live
+
+
+_FUNCTION_HEADER = re.compile(r"^//-+ \.text\.(\S+)\s+-+\s*$", re.MULTILINE)
+_CALL = re.compile(r"\bCALL\.[A-Z.]+\s+([^;]*);")
+_CALL_TARGET = re.compile(r"`\(([^)]+)\)")
+
+
+def without_uncalled_functions(sass: str) -> str:
+    """Return ``nvdisasm -c`` output without the functions no kernel reaches through a ``CALL``, and a
+    comment naming them.
+
+    The linker keeps the warp-intrinsic emulations of sm_70 (``__cuda_sm70_shflsync_down_p``) in an
+    sm_80-89 cubin whether or not a kernel calls them; shown, they would open the SASS pane and count
+    as its instructions. With a call whose target nvdisasm does not name (through a register), every
+    function is kept.
+    """
+    headers = list(_FUNCTION_HEADER.finditer(sass))
+    ends = [h.start() for h in headers[1:]] + [len(sass)]
+    blocks = {h.group(1): sass[h.start():end] for h, end in zip(headers, ends)}
+    reached = [name for name, text in blocks.items() if "STO_CUDA_ENTRY" in text]
+    for name in reached:  # grows while it is walked: a breadth-first search
+        for call in _CALL.finditer(blocks[name]):
+            target = _CALL_TARGET.search(call.group(1))
+            if target is None:
+                return sass
+            if target.group(1) in blocks and target.group(1) not in reached:
+                reached.append(target.group(1))
+    uncalled = [name for name in blocks if name not in reached]
+    if not reached or not uncalled:
+        return sass
+    note = (f"// Not shown: {len(uncalled)} function(s) in the cubin that no kernel calls "
+            f"({', '.join(uncalled)}).\n\n")
+    return sass[:headers[0].start()] + note + "".join(blocks[name] for name in blocks if name in reached)
 
 
 _FUNCTION = re.compile(r"Function (\S+):\s*\n\s*(.*)")

@@ -16,8 +16,9 @@ from .target import Target
 
 _TEXTS = ("python_source", "source", "op_ptx", "ptx")
 _PAIR = np.dtype("<i8")
-ENTRY_LAYOUT = 2
-"""The layout of a build's cache entry (part of its key, so that entries of another layout are not read)."""
+ENTRY_LAYOUT = 3
+"""The layout of a build's cache entry and what its disassembly holds (part of its key, so that entries of
+another layout are not read)."""
 
 
 def _descr(dtype: np.dtype) -> object:

@@ -204,6 +204,22 @@ def test_emulated_shuffles_are_classified(target, expected):
         assert found[0].target.startswith("__cuda_sm70_shflsync") and found[0].label == "emulated warp intrinsic"
 
 
+def test_the_sass_shows_every_function_a_kernel_calls_and_only_those(build_of):
+    called = {i.function for i in _shuffle_kernel(gpulab.Target(8, 0))}
+    assert called == {"fold", "__cuda_sm70_shflsync_down_p"}
+    assert len({i.function for i in listing.parse(build_of("reduce", add, lto=False).sass)}) == 2  # kernel, operator
+
+    build = build_of("reduce", add, target="sm_86")
+    whole = disasm._run_on_cubin("nvdisasm", ["-c", "-gi"], build.cubin)
+    everything = listing.parse(whole)
+    uncalled = sorted({i.function for i in everything} - {"gpulab_reduce"})
+    assert uncalled and all(name.startswith("__cuda_sm70_") for name in uncalled)
+    assert {i.function for i in listing.parse(build.sass)} == {"gpulab_reduce"}
+    assert build.sass_instructions == sum(i.function == "gpulab_reduce" for i in everything)
+    assert f"Not shown: {len(uncalled)} function(s) in the cubin that no kernel calls" in build.sass
+    assert all(name in build.sass for name in uncalled)
+
+
 def test_every_call_of_a_real_build_has_a_kind(build_of):
     for build in (build_of("reduce", add, target="sm_80"), build_of("reduce", add, lto=False)):
         found = calls(build)
