@@ -242,13 +242,14 @@ def steps(results: dict) -> None:
     found["plan.uniform_values()"] = per_step(plan.uniform_values)
     found["plan.prepared(32, ())"] = per_step(lambda: plan.prepared(32, ()))
     found["prepared.pack(kernel) (thread-local)"] = per_step(lambda: prepared.pack("gpulab_map"))
-    found["pack.write(9 values)"] = per_step(lambda: pack.write(1, 2, 1, 2, 3, 2, 1, 2, 2))
+    values = (1,) * pack.value_count  # a 1 fits every field: pointers, sizes, strides, flags
+    found[f"pack.write({len(values)} values)"] = per_step(lambda: pack.write(*values))
     found["cupy.empty(1024, float32)"] = per_step(lambda: cupy.empty(N, dtype))
     found["cupy.ndarray((1024,), float32)"] = per_step(lambda: cupy.ndarray((N,), dtype))
     found["cupy.empty((), float32)"] = per_step(lambda: cupy.empty((), dtype))
     found["cupy.ndarray(1024, float32) (an int shape)"] = per_step(lambda: cupy.ndarray(N, dtype))
     found["cupy.empty_like(xs)"] = per_step(lambda: cupy.empty_like(xs))
-    found["pack.packed(9 values) (a launch's key)"] = per_step(lambda: pack.packed(1, 2, 1, 2, 3, 2, 1, 2, 2))
+    found[f"pack.packed({len(values)} values) (a launch's key)"] = per_step(lambda: pack.packed(*values))
     record, device = PRIMITIVES["map"], plan.device
     found["dispatch.resolve_device(None)"] = per_step(lambda: dispatch.resolve_device(None))
     found["dispatch.plan_for (a repeated one-shot)"] = per_step(

@@ -217,6 +217,11 @@ class ArgumentPack:
                          for p in parameters}
         self._struct = _layout([leaf for p in parameters for leaf in _leaves(p.dtype, p.offset)], 0)
 
+    @property
+    def value_count(self) -> int:
+        """How many values :meth:`write` takes (every struct's fields counted)."""
+        return len(self._struct.unpack(bytes(self._struct.size)))
+
     def write(self, *values) -> None:
         """Write every parameter: their values in the kernel's order, structs flattened."""
         self._struct.pack_into(self._memory, 0, *values)

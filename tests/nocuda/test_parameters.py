@@ -100,6 +100,7 @@ def test_the_pack_is_laid_out_as_the_parameter_space():
         written = np.frombuffer(memory, parameter.dtype, count=1, offset=parameter.offset)[0]
         assert (written.item() if parameter.fields else written) == values[parameter.name]
     at_once = ArgumentPack(parameters, order=[p.name for p in parameters])
+    assert at_once.value_count == len(two_rows) + 5
     at_once.write(*two_rows, 7, 0x2000, 0x3000, 0x4000, np.int32(-3))  # the uniforms: none
     assert bytes(at_once._memory) == memory
     values = (*two_rows, 7, 0x2000, 0x3000, 0x4000, np.int32(-3))
