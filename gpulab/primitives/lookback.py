@@ -4,7 +4,10 @@ Layout of the temporary storage: per tile its aggregate's words, then per
 tile its inclusive prefix's words (lookback.cu): a value of ``b`` bytes takes
 ``ceil(b / 4)`` 64-bit words, 32 value bits beside the launch's epoch. The
 epoch tells this launch's words from older ones, so the storage is zeroed
-once, when allocated, never between launches. The layout is cut for as many
+when allocated and again only once in :data:`EPOCHS` launches, when the
+epochs start again. Epochs are counted per storage address for the whole
+process, so two plans given the same ``temp_storage`` never stamp their words
+with the same epoch. The layout is cut for as many
 tiles as the *buffer* holds, not for one launch: the words then always live
 at the same place, and a word written by one launch can never be read as
 another kind of word by a later, larger one.
@@ -37,13 +40,18 @@ def capacity(nbytes: int, value_size: int) -> int:
     return max(0, nbytes) // (2 * _tile_bytes(value_size))
 
 
+EPOCHS = 2**30 - 1
+"""Launch epochs go 1, 2, ..., EPOCHS, then 1 again; 0 is the zeroed words' (lookback.cu)."""
+
+_epochs: dict[int, int] = {}  # storage address -> the epoch of its last launch, for every plan
+_epochs_lock = threading.Lock()
+
+
 class StatusStorage:
-    """Zeroed status buffers (one per stream) and each buffer's launch epoch."""
+    """Zeroed status buffers (one per stream), and the launch epoch of any storage."""
 
     def __init__(self):
         self._own = StreamScratch()
-        self._epochs: dict[int, int] = {}
-        self._lock = threading.Lock()
 
     def acquire(self, temp_storage, nbytes: int, stream: int) -> tuple[int, int, int]:
         """Return ``(address, size in bytes, epoch)`` for a launch needing ``nbytes`` on ``stream``.
@@ -57,9 +65,15 @@ class StatusStorage:
             address, size = view.pointer, view.size * view.dtype.itemsize
             if size < nbytes:
                 raise ArgumentError(f"temp_storage has {size} bytes; this run needs {nbytes}")
-        with self._lock:
-            epoch = self._epochs.get(address, 0) % (2**30 - 1) + 1
-            self._epochs[address] = epoch
+        with _epochs_lock:
+            last = _epochs.get(address, 0)
+            epoch = _epochs[address] = last % EPOCHS + 1
+        if last == EPOCHS:
+            # A word a larger launch left EPOCHS launches ago could carry this epoch and be read as this
+            # launch's: clear them all, in order with the launches on the stream.
+            import cupy
+
+            cupy.cuda.runtime.memsetAsync(address, 0, size, stream)
         return address, size, epoch
 
 

@@ -5,6 +5,7 @@ import pytest
 from operators import add, positive
 
 import gpulab
+from gpulab.primitives import lookback
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
@@ -110,3 +111,47 @@ def test_the_reduce_folds_groups_of_partials_in_order(n):
     for _ in range(3):
         assert int(cupy.asnumpy(smallest(on_device, initial))["index"]) == int(np.argmin(data["value"]))
         assert int(cupy.asnumpy(marked(on_device, initial))["index"]) == (n - 1) // 7 * 7
+
+
+def _run_and_expected(primitive):
+    plan = gpulab.make_scan(add, np.int32) if primitive == "scan" else gpulab.make_filter(positive, np.int32)
+
+    def run(data, temp):
+        found = plan(cupy.asarray(data), temp_storage=temp)
+        return cupy.asnumpy(found if primitive == "scan" else plan.finish(found))
+
+    def expected(data):
+        return np.cumsum(data, dtype=np.int32) if primitive == "scan" else data[data > 0]
+
+    return plan, run, expected
+
+
+@pytest.mark.parametrize("primitive", ["scan", "filter"])
+def test_no_word_of_an_old_launch_is_read_once_the_epochs_start_again(primitive):
+    """A large launch with the last epoch (2^30 - 1, set here as if that many launches had run) leaves it in
+    every tile's words. When the epochs start again the words must be cleared, or the next large launch
+    with the last epoch would read the first one's words as its predecessors' values."""
+    rng = np.random.default_rng(5)
+    first, second = (rng.integers(-1000, 1000, 2**22, dtype=np.int32) for _ in range(2))
+    plan, run, expected = _run_and_expected(primitive)
+    temp = cupy.zeros(plan.temp_storage_bytes(first.size), np.uint8)
+    lookback._epochs[temp.data.ptr] = lookback.EPOCHS - 1
+    np.testing.assert_array_equal(run(first, temp), expected(first))  # epoch 2^30 - 1
+    few_tiles = first[:100_000]
+    np.testing.assert_array_equal(run(few_tiles, temp), expected(few_tiles))  # epoch 1: cleared first
+    lookback._epochs[temp.data.ptr] = lookback.EPOCHS - 1  # as if 2^30 - 2 more launches had run
+    np.testing.assert_array_equal(run(second, temp), expected(second))
+
+
+@pytest.mark.parametrize("first_primitive", ["scan", "filter"])
+def test_a_scan_and_a_filter_may_share_one_temp_storage(first_primitive):
+    """Each launch on a storage takes the epoch after the last one's, whichever plan made it: with an epoch
+    per plan, the second plan's first launch would take the first one's epoch and read its words."""
+    rng = np.random.default_rng(6)
+    data = [rng.integers(-1000, 1000, 2**22, dtype=np.int32) for _ in range(4)]
+    plans = dict(scan=_run_and_expected("scan"), filter=_run_and_expected("filter"))
+    order = [first_primitive, "filter" if first_primitive == "scan" else "scan"] * 2
+    temp = cupy.zeros(max(plans[p][0].temp_storage_bytes(2**22) for p in plans), np.uint8)
+    for primitive, values in zip(order, data):
+        _, run, expected = plans[primitive]
+        np.testing.assert_array_equal(run(values, temp), expected(values))

@@ -24,7 +24,8 @@
 // epoch (value << 32 | epoch): one word for values of up to 4 bytes, two for
 // 8 bytes... A word is written and read whole, so a reader that sees the
 // epoch in every word of a value has the value: no flag, no fence. The host
-// passes a new epoch to each launch, so the words never need clearing.
+// passes a new epoch to each launch, so the words need clearing only when the
+// epochs start again, once in 2^30 - 1 launches (primitives/lookback.py).
 
 template <typename T>
 struct TileStatus {
