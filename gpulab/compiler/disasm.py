@@ -112,8 +112,8 @@ def without_uncalled_functions(sass: str) -> str:
     uncalled = [name for name in blocks if name not in reached]
     if not reached or not uncalled:
         return sass
-    note = (f"// Not shown: {len(uncalled)} function(s) in the cubin that no kernel calls "
-            f"({', '.join(uncalled)}).\n\n")
+    note = (f"// Not shown: {len(uncalled)} function(s) in the cubin that no kernel calls:\n"
+            + "".join(f"//   {name}\n" for name in uncalled) + "\n")
     return sass[:headers[0].start()] + note + "".join(blocks[name] for name in blocks if name in reached)
 
 
