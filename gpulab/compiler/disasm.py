@@ -86,7 +86,8 @@ def disassemble_with_live_registers(cubin: bytes) -> tuple[str, str]:
 
 _FUNCTION_HEADER = re.compile(r"^//-+ \.text\.(\S+)\s+-+\s*$", re.MULTILINE)
 _CALL = re.compile(r"\bCALL\.[A-Z.]+\s+([^;]*);")
-_CALL_TARGET = re.compile(r"`\(([^)]+)\)")
+CALL_TARGET = re.compile(r"`\(([^)]+)\)")
+"""The function a ``CALL`` instruction's operands name (``CALL.REL.NOINC `(__cuda_sm70_shflsync_down_p)``)."""
 
 
 def without_uncalled_functions(sass: str) -> str:
@@ -104,7 +105,7 @@ def without_uncalled_functions(sass: str) -> str:
     reached = [name for name, text in blocks.items() if "STO_CUDA_ENTRY" in text]
     for name in reached:  # grows while it is walked: a breadth-first search
         for call in _CALL.finditer(blocks[name]):
-            target = _CALL_TARGET.search(call.group(1))
+            target = CALL_TARGET.search(call.group(1))
             if target is None:
                 return sass
             if target.group(1) in blocks and target.group(1) not in reached:

@@ -34,7 +34,6 @@ def test_every_value_travels_in_64_bit_words_of_32_value_bits(value_size, words)
     assert inclusive % 8 == 0
 
 
-
 def test_plans_sharing_a_temp_storage_never_take_the_same_epoch():
     shared, other = Storage(4096), Storage(4096)
     scans, filters = StatusStorage(), StatusStorage()  # as two plans keep theirs

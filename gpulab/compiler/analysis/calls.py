@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
+from ..disasm import CALL_TARGET
 from ..frontend import OP_NAME
 from .listing import Instruction
 from .model import analyse
@@ -24,7 +25,6 @@ CALL_KINDS = {
     "local": "compiler-internal local call",
     "other": "other call",
 }
-_TARGET = re.compile(r"`\(([^)]+)\)")
 _KINDS = (
     ("emulated", re.compile(r"^__cuda_sm\d+_(shflsync|votesync|matchsync|warpsync|barrier)")),
     ("slow-path", re.compile(r"^__cuda_sm\d+x?_(div|rem|rcp|sqrt|dsqrt|drsqrt|dblrcp)")),
@@ -74,7 +74,7 @@ class Call:
 
 def call_target(instruction: Instruction) -> str:
     """The function a ``CALL`` instruction calls, as nvdisasm names it."""
-    found = _TARGET.search(instruction.operands)
+    found = CALL_TARGET.search(instruction.operands)
     return found.group(1) if found else instruction.operands.split(",")[0].strip()
 
 
