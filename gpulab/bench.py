@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import registry
-from .device import Device, current_device
+from .cache.info import format_bytes
+from .device import Device, current_device, free_host_bytes
 from .device import device as find_device
 from .display.table import Table, format_seconds
 from .errors import ArgumentError
@@ -71,33 +72,11 @@ def require_memory(kernel: Kernel, primitive: str, n: int, device: Device) -> No
     inputs = args if registry.primitive(primitive).elementwise else args[:1]
     per_item = sum(t.itemsize for t in inputs) + max(t.itemsize for t in inputs)
     names = ", ".join(t.name for t in inputs)
-    for where, need, free in (("host", n * (per_item + 16), _free_host_bytes()),
+    for where, need, free in (("host", n * (per_item + 16), free_host_bytes()),
                               (device.name, n * per_item, _free_device_bytes(device))):
         if free is not None and need > free:
-            raise ArgumentError(f"{n:,} items ({names}) need about {_bytes(need)} of {where} memory for the inputs "
-                                f"and the result, but {_bytes(free)} are free: use fewer items")
-
-
-def _bytes(count: float) -> str:
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
-        if count >= size:
-            return f"{count / size:.1f} {unit}"
-    return f"{count:,.0f} bytes"
-
-
-def _free_host_bytes() -> int | None:
-    """Memory the host can give without swapping (Linux's MemAvailable; free pages elsewhere; None if unknown)."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
+            raise ArgumentError(f"{n:,} items ({names}) need about {format_bytes(need)} of {where} memory for the "
+                                f"inputs and the result, but {format_bytes(free)} are free: use fewer items")
 
 
 def _free_device_bytes(device: Device) -> int | None:

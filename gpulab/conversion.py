@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from .device import require_host_memory
 from .errors import ConversionError, HostArrayError, LengthMismatchError
 from .iota import Iota
 from .types import ElementType
@@ -69,11 +70,15 @@ def host_items(x, element: ElementType, label: str, kernel_name: str | None = No
     dtype = element.dtype
     if isinstance(x, Iota):
         check_iota(x, dtype, label)
-        return np.arange(x.start, x.start + x.size, dtype=Iota.dtype).astype(dtype, copy=False)
+        require_host_memory(x.size * max(dtype.itemsize, Iota.dtype.itemsize),
+                            f"the {label}, gpulab.iota({x.size}), stored on the host,")
+        return (np.arange(x.size, dtype=Iota.dtype) + x.start).astype(dtype, copy=False)
     if hasattr(x, "dtype"):
         array = np.asarray(x)
         if not same_type(array.dtype, dtype):
             raise wrong_dtype(label, array.dtype, dtype, kernel_name)
+        if not array.flags.c_contiguous:
+            require_host_memory(array.nbytes, f"the {label}, a view of shape {array.shape} copied in C order,")
         return np.ravel(array, order="C").astype(dtype.newbyteorder("="), copy=False)
     return np.ravel(python_values(x, dtype, label), order="C")
 

@@ -9,7 +9,7 @@ import re
 import warnings
 from dataclasses import dataclass
 
-from .errors import DeviceError, HostFallbackWarning
+from .errors import ArgumentError, DeviceError, HostFallbackWarning
 
 HOST = "host"
 
@@ -54,6 +54,37 @@ class Device:
         major, minor = self.compute_capability
         return (f"{self.name}: {self.description}, compute capability {major}.{minor}, "
                 f"{self.memory_bytes / 2**30:.0f} GiB, {self.multiprocessors} SMs")
+
+
+def free_host_bytes() -> int | None:
+    """Memory the host can give without swapping (Linux's MemAvailable; free pages elsewhere; None if unknown)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def require_host_memory(nbytes: int, what: str) -> None:
+    """Refuse to store ``nbytes`` on the host when they are more than it has free.
+
+    Raises
+    ------
+    ArgumentError
+        Saying what (``what``) needs how much, and how much is free.
+    """
+    from .cache.info import format_bytes
+
+    free = free_host_bytes()
+    if free is not None and nbytes > free:
+        raise ArgumentError(f"{what} needs about {format_bytes(nbytes)} of host memory, but "
+                            f"{format_bytes(free)} are free: use fewer items")
 
 
 def _host() -> Device:

@@ -14,11 +14,11 @@ def format_bytes(count: int) -> str:
     if count < 1024:
         return f"{count} B"
     size = count / 1024
-    for unit in ("KiB", "MiB"):
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
         if size < 1024:
             return f"{size:.1f} {unit}"
         size /= 1024
-    return f"{size:.1f} GiB"
+    return f"{size:.1f} EiB"
 
 
 @dataclass(frozen=True)

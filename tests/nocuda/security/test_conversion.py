@@ -4,6 +4,8 @@ The host half runs here; tests/gpu/test_conversion_on_device.py holds a
 device to the same rule with the same cases (tests/conversion_cases.py).
 """
 
+import re
+
 import numpy as np
 import pytest
 from conversion_cases import REFUSED_INITIAL, add, halve
@@ -131,6 +133,44 @@ def test_iota_items_must_all_fit_the_parameter():
 def test_an_iota_that_is_not_int64_says_which_value(n, start, needle):
     with pytest.raises(ConversionError, match=needle):
         gpulab.iota(n, start)
+
+
+def ident(v: gpulab.i64) -> gpulab.i64:
+    return v
+
+
+@pytest.mark.parametrize("make", [gpulab.iota, gpulab.Iota], ids=["iota", "Iota"])
+@pytest.mark.parametrize("n, start, needle", [
+    (2**63, 0, "an iota holds at most 9223372036854775807"),  # a map over it gave an empty array
+    (2**63, -5, "an iota holds at most 9223372036854775807"),
+    (5.5, 0, "n=5.5 is a float"),  # gpulab.Iota(5.5) skipped iota()'s checks: a map over it gave 6 items
+    ("x", 0, "n='x' is a str"),  # TypeError: '<' not supported
+    (3, 2.0, "start=2.0 is a float"),
+    (-1, 0, "at least 0 items"),
+])
+def test_iota_and_its_class_check_their_arguments_alike(make, n, start, needle):
+    with pytest.raises(ConversionError, match=re.escape(needle)):
+        make(n, start=start)
+
+
+def test_the_largest_iota_has_a_length_and_the_host_says_it_cannot_store_it():
+    """``len(iota(2**63))`` raised OverflowError; ``iota(2**63 - 1)`` gave an empty array on the host."""
+    from gpulab.errors import ArgumentError
+
+    largest = gpulab.iota(2**63 - 1)
+    assert len(largest) == 2**63 - 1 and gpulab.Iota(np.int64(3), np.int8(-2)) == gpulab.iota(3, start=-2)
+    with pytest.raises(ArgumentError, match=r"gpulab.iota\(9223372036854775807\), stored on the host, needs about "
+                                            r"64.0 EiB of host memory, but .* are free: use fewer items"):
+        host_map(ident, largest)
+    np.testing.assert_array_equal(host_map(ident, gpulab.iota(3, start=2**63 - 3)), [2**63 - 3, 2**63 - 2, 2**63 - 1])
+
+
+def test_a_broadcast_view_too_large_to_copy_is_refused_before_the_copy():
+    from gpulab.errors import ArgumentError
+
+    needle = "a view of shape (1099511627776,) copied in C order, needs about 4.0 TiB"
+    with pytest.raises(ArgumentError, match=re.escape(needle)):
+        host_map(halve, np.broadcast_to(np.ones(1, np.float32), (2**40,)))
 
 
 def test_iota_is_an_input_of_map_only_on_the_host_as_on_a_device():
