@@ -1,8 +1,10 @@
 """Progress of work that lasts: a tqdm bar that appears once the work has taken :data:`DELAY` seconds.
 
-Short work shows nothing. tqdm picks a widget in a notebook and a text bar in
-a terminal (``tqdm.auto``); it is imported only when a bar is shown, and
-where it is not installed the work runs without one.
+Short work shows nothing, and neither does work whose stderr is not a
+terminal (a script's log, a captured output): a bar is for a person
+watching. tqdm picks a widget in a notebook and a text bar in a terminal
+(``tqdm.auto``); it is imported only when a bar is shown, and where it is
+not installed the work runs without one.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class Progress:
         if self._ticker is not None:
             self._ticker.join()
         with self._lock:
-            if self._bar is not None:
+            if self._bar is not None and self._bar is not False:
                 self._bar.close()
 
     def update(self, amount: int = 1, *, stage: str | None = None) -> None:
@@ -97,9 +99,12 @@ class Progress:
             except ImportError:
                 self._bar = False
             else:
+                # disable=None: no bar where stderr is not a terminal (a notebook's widget is always shown)
                 self._bar = tqdm(total=self.total, initial=self.done, desc=self.description, unit=self.unit,
-                                 leave=False, postfix=self.stage)
-                if hasattr(self._bar, "start_t"):  # its clock counts from the work's start, not the bar's
+                                 leave=False, postfix=self.stage, disable=None)
+                if self._bar.disable:
+                    self._bar = False
+                elif hasattr(self._bar, "start_t"):  # its clock counts from the work's start, not the bar's
                     self._bar.start_t -= time.perf_counter() - self.start
                     self._bar.refresh()
         return self._bar or None

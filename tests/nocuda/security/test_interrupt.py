@@ -1,13 +1,14 @@
 """Class 11: Ctrl-C stops any gpulab call within a second and leaves the session usable; long work shows progress.
 
 A host map, a device build (numba-cuda, NVRTC, nvJitLink, nvdisasm) and a
-host operator's compile each show a bar once they have run
-``progress.DELAY`` seconds, and each stops within a second of Ctrl-C.
+host operator's compile each show a bar on a terminal once they have run
+``progress.DELAY`` seconds (none in a log), and each stops within a second of Ctrl-C.
 """
 
 import _thread
 import linecache
 import signal
+import sys
 import threading
 import time
 
@@ -16,6 +17,11 @@ import pytest
 
 import gpulab
 from gpulab import progress
+
+
+def on_a_terminal(monkeypatch) -> None:
+    """Make stderr a terminal, where a person watches the work (capsys still reads it; call it in the test)."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
 
 
 def slow(x: gpulab.f64) -> gpulab.f64:
@@ -83,7 +89,8 @@ def _long_kernel(lines: int, name: str):
     return namespace[name]
 
 
-def test_ctrl_c_stops_a_long_host_map_within_a_second_and_the_next_call_works(capsys):
+def test_ctrl_c_stops_a_long_host_map_within_a_second_and_the_next_call_works(capsys, monkeypatch):
+    on_a_terminal(monkeypatch)
     x = np.ones(20_000_000)
     gpulab.map(slow, x[:100], device="host")  # typed and compiled: what follows is the loop only
     after = _interrupted_after(lambda: gpulab.map(slow, x, device="host"), seconds=progress.DELAY + 0.5)
@@ -136,6 +143,7 @@ def test_ctrl_c_stops_a_map_of_slow_items_within_a_second():
 
 
 def test_ctrl_c_stops_a_long_device_build_within_a_second_and_the_same_build_then_succeeds(capsys, monkeypatch):
+    on_a_terminal(monkeypatch)
     monkeypatch.setattr(progress, "DELAY", 0.5)
     fn = _long_kernel(500, "long_build")
     after = _interrupted_after(lambda: gpulab.compile("map", fn, target="sm_90", lineinfo=False), bar="compile map")
@@ -148,6 +156,7 @@ def test_ctrl_c_stops_a_long_device_build_within_a_second_and_the_same_build_the
 
 
 def test_ctrl_c_stops_a_host_operators_compile_within_a_second(capsys, monkeypatch):
+    on_a_terminal(monkeypatch)
     monkeypatch.setattr(progress, "DELAY", 0.5)
     fn = _long_kernel(500, "long_host")
     after = _interrupted_after(lambda: gpulab.map(fn, np.ones(4, np.float32), device="host"), bar="compile long_host")
@@ -158,6 +167,7 @@ def test_ctrl_c_stops_a_host_operators_compile_within_a_second(capsys, monkeypat
 
 
 def test_every_stage_of_a_build_is_counted_and_named(capsys, monkeypatch):
+    on_a_terminal(monkeypatch)
     monkeypatch.setattr(progress, "DELAY", 0.0)  # every bar shows at once
     fn = _long_kernel(2, "counted_stages")
     gpulab.compile("map", fn, target="sm_90", lineinfo=False)
@@ -168,8 +178,18 @@ def test_every_stage_of_a_build_is_counted_and_named(capsys, monkeypatch):
     assert "compile counted_stages for the host" in capsys.readouterr().err
 
 
-def test_short_work_shows_no_bar(capsys):
+def test_short_work_shows_no_bar(capsys, monkeypatch):
+    on_a_terminal(monkeypatch)
     fn = _long_kernel(2, "quick")
+    gpulab.map(fn, np.ones(2, np.float32), device="host")
+    assert capsys.readouterr().err == ""
+
+
+def test_work_whose_stderr_is_not_a_terminal_shows_no_bar(capsys, monkeypatch):
+    """A script's log or a captured output gets no bar, however long the work: progress is for a person watching."""
+    monkeypatch.setattr(progress, "DELAY", 0.0)  # on a terminal every bar would show at once
+    fn = _long_kernel(2, "logged")
+    gpulab.compile("map", fn, target="sm_90", lineinfo=False)
     gpulab.map(fn, np.ones(2, np.float32), device="host")
     assert capsys.readouterr().err == ""
 
@@ -181,3 +201,14 @@ def test_overlapping_stages_are_named_together():
         assert bar.stage == "nvrtc + frontend"
         bar.end("nvrtc")
         assert bar.stage == "frontend" and bar.done == 1
+
+
+def test_a_notebook_shows_long_work_as_a_widget_bar():
+    """In a Jupyter kernel (stderr no terminal there either) the bar is tqdm's widget."""
+    import nbclient
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell("from gpulab import progress\nprogress.DELAY = 0.0\n"
+                                     "with progress.Progress('work', 2, 'stages') as bar:\n    bar.update(1)\n")
+    nbclient.NotebookClient(nbformat.v4.new_notebook(cells=[cell]), timeout=120).execute()
+    assert any("application/vnd.jupyter.widget-view+json" in output.get("data", {}) for output in cell.outputs)
