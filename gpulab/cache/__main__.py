@@ -7,6 +7,7 @@
     python -m gpulab.cache warm NOTEBOOKS... --targets sm_80,sm_90 --out DIR
                                              run the notebooks so DIR holds every build they make, then publish DIR
     python -m gpulab.cache publish DIR       make DIR, filled by BuildCache(DIR), readable as a shared folder
+                                             (only a folder gpulab's cache made, holding nothing else)
     python -m gpulab.cache check DIR         how a learner's gpulab will see DIR in GPULAB_SHARED_CACHE_DIR
 """
 
@@ -74,9 +75,11 @@ def parser() -> argparse.ArgumentParser:
     fill.add_argument("--targets", default="", help="compute capabilities of the class's GPUs, comma-separated "
                                                   "(sm_80,sm_90); the notebooks also run once as with no GPU")
     fill.set_defaults(run=_warm)
-    share = commands.add_parser("publish", help="make a filled folder readable by all, as a shared folder "
-                                                "(folder 0755, entries 0644; entries that fail checks removed)")
-    share.add_argument("folder", help="a folder you own, filled through BuildCache(folder, shared=())")
+    share = commands.add_parser("publish", help="make a folder gpulab's cache filled readable by all, as a shared "
+                                                "folder (folder 0755, entries 0644; entries that fail checks "
+                                                "removed; says what it changed); refuses a folder that holds "
+                                                "anything else")
+    share.add_argument("folder", help="a folder you own, filled by `warm` or BuildCache(folder, shared=())")
     share.set_defaults(run=_publish)
     check = commands.add_parser("check", help="judge a folder as learners' gpulab will (run it as a learner)")
     check.add_argument("folder", help="a folder meant for GPULAB_SHARED_CACHE_DIR")

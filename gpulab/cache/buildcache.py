@@ -97,7 +97,7 @@ class _Layer:
     rejected: int = 0
 
     def info(self, bound: str) -> LayerInfo:
-        listing = self.folder.listing() if self.folder else Listing({}, [])
+        listing = self.folder.listing() if self.folder else Listing({}, [], [])
         return LayerInfo(self.name, self.path, self.state, len(listing.entries), listing.total,
                          bound, self.hits, self.misses, self.rejected)
 

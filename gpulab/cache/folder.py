@@ -24,6 +24,11 @@ from .entry import MAX_ENTRY_BYTES, SUFFIX, BadEntry
 from .trust import Untrusted, check_entry, check_folder, check_path
 
 TMP_PREFIX = ".tmp-"
+TAG_NAME = "CACHEDIR.TAG"
+TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
+       b"# This file is a cache directory tag created by gpulab's build cache.\n"
+       b"# For information about cache directory tags, see https://bford.info/cachedir/\n")
+"""What marks a folder as gpulab's (the Cache Directory Tagging convention: backup tools skip it too)."""
 TMP_MAX_AGE_S = 3600
 """A temporary file older than this is a crashed writer's leftover (a write takes seconds)."""
 
@@ -35,10 +40,12 @@ SUPPORTED = {os.open, os.stat, os.unlink, os.rename, os.utime} <= os.supports_di
 
 @dataclass(frozen=True)
 class Listing:
-    """What a folder holds: entry files by key (with their ``lstat``) and temporary files."""
+    """What a folder holds: entry files by key (with their ``lstat``), temporary files, and the names of
+    anything else (the tag aside)."""
 
     entries: dict[str, os.stat_result]
     temps: list[os.DirEntry]
+    others: list[str]
 
     @property
     def total(self) -> int:
@@ -60,6 +67,11 @@ class EntryFolder:
         created or written, and it trusts root, its owner and the current
         user, if the path to it is safe (:func:`~gpulab.cache.trust.check_path`).
 
+    adopt : bool, default True
+        For a private folder: mark it as gpulab's (:data:`TAG_NAME`) when it
+        holds nothing but entries, as one it creates; a folder that holds
+        other files is never marked.
+
     Raises
     ------
     Untrusted
@@ -68,7 +80,7 @@ class EntryFolder:
         If it cannot be created or opened.
     """
 
-    def __init__(self, path: Path, *, shared: bool):
+    def __init__(self, path: Path, *, shared: bool, adopt: bool = True):
         self.path = path
         self.shared = shared
         if shared:
@@ -84,6 +96,23 @@ class EntryFolder:
         check_folder(path, opened, self.owners)
         if shared and (opened.st_dev, opened.st_ino) != (reached.st_dev, reached.st_ino):
             raise Untrusted(f"{path} changed while it was being checked")
+        if adopt and not shared and not self.tagged() and not self.listing().others:
+            with contextlib.suppress(OSError):
+                self._write_tag()
+
+    def tagged(self) -> bool:
+        """Whether gpulab's cache made (or took on, empty) this folder: it holds gpulab's :data:`TAG_NAME`."""
+        try:
+            fd = os.open(TAG_NAME, _READ_FLAGS, dir_fd=self._fd)
+        except OSError:
+            return False
+        with os.fdopen(fd, "rb") as file:
+            return stat.S_ISREG(os.fstat(fd).st_mode) and file.read(len(TAG)) == TAG
+
+    def _write_tag(self) -> None:
+        fd = os.open(TAG_NAME, _CREATE_FLAGS, 0o644, dir_fd=self._fd)
+        with os.fdopen(fd, "wb") as file:
+            file.write(TAG)
 
     def writable(self) -> bool:
         """Whether new entries may be written here (never for a shared folder)."""
@@ -152,14 +181,17 @@ class EntryFolder:
             with os.scandir(self._fd) as found:
                 items = list(found)
         except OSError:
-            return Listing({}, [])
+            return Listing({}, [], [])
+        others = []
         for item in items:
             with contextlib.suppress(OSError):
                 if item.name.endswith(SUFFIX) and item.is_file(follow_symlinks=False):
                     entries[item.name[:-len(SUFFIX)]] = item.stat(follow_symlinks=False)
                 elif item.name.startswith(TMP_PREFIX):
                     temps.append(item)
-        return Listing(entries, temps)
+                elif item.name != TAG_NAME:
+                    others.append(item.name)
+        return Listing(entries, temps, sorted(others))
 
     def evict(self, max_bytes: int) -> None:
         """Remove the least recently used entries until their total is within ``max_bytes``.
@@ -198,21 +230,36 @@ class EntryFolder:
         """Remove ``key``'s entry file, if it is there."""
         self._unlink(key + SUFFIX)
 
-    def open_to_all(self) -> None:
+    def open_to_all(self) -> list[str]:
         """Let everyone read the folder and its entries (0o755, 0o644), as a shared folder needs.
 
         Only the owner may still write them. Entries that are not regular files
         are left as they are.
+
+        Returns
+        -------
+        list of str
+            What changed, in words (``"DIR: mode 0700 -> 0755"``); empty when nothing did.
         """
-        os.chmod(self._fd, 0o755)
+        changed = []
+        before = stat.S_IMODE(os.fstat(self._fd).st_mode)
+        if before != 0o755:
+            os.chmod(self._fd, 0o755)
+            changed.append(f"{self.path}: mode {before:04o} -> 0755")
+        widened = 0
         for key in self.listing().entries:
             with contextlib.suppress(OSError):
                 fd = os.open(key + SUFFIX, _READ_FLAGS, dir_fd=self._fd)
                 try:
-                    if stat.S_ISREG(os.fstat(fd).st_mode):
+                    found = os.fstat(fd)
+                    if stat.S_ISREG(found.st_mode) and stat.S_IMODE(found.st_mode) != 0o644:
                         os.chmod(fd, 0o644)
+                        widened += 1
                 finally:
                     os.close(fd)
+        if widened:
+            changed.append(f"{widened} entries: mode -> 0644")
+        return changed
 
     def _unlink(self, name: str) -> None:
         with contextlib.suppress(OSError):

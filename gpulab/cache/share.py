@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .entry import BadEntry, unpack
-from .folder import EntryFolder
+from .folder import TAG_NAME, EntryFolder
 from .trust import Untrusted
 
 __all__ = ["Inspection", "inspect_shared", "publish"]
@@ -37,6 +37,8 @@ class Inspection:
     private : list of str
         Good entries that others cannot read (not mode o+r): users outside
         the owner's group miss them.
+    changed : list of str
+        What :func:`publish` changed to make it so (modes widened, entries removed), in words.
     """
 
     folder: Path
@@ -44,6 +46,7 @@ class Inspection:
     good: list[str] = field(default_factory=list)
     bad: dict[str, str] = field(default_factory=dict)
     private: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -51,9 +54,10 @@ class Inspection:
         return not self.refused and not self.bad
 
     def __str__(self) -> str:
+        done = [f"published: {change}" for change in self.changed]
         if self.refused:
-            return f"{self.folder}: refused as a shared cache folder: {self.refused}"
-        lines = [f"{self.folder}: trusted as a shared cache folder; {len(self.good)} good entries, "
+            return "\n".join([*done, f"{self.folder}: refused as a shared cache folder: {self.refused}"])
+        lines = done + [f"{self.folder}: trusted as a shared cache folder; {len(self.good)} good entries, "
                  f"{len(self.bad)} refused, {len(self.private)} that others cannot read"]
         lines += [f"  refused {key}: {reason}" for key, reason in sorted(self.bad.items())]
         return "\n".join(lines)
@@ -99,38 +103,56 @@ def inspect_shared(path: str | os.PathLike[str]) -> Inspection:
 def publish(path: str | os.PathLike[str]) -> Inspection:
     """Make a cache folder of the current user readable by all, as a shared folder must be.
 
-    Entries that do not verify are removed; the folder becomes mode 0o755 and
-    its entries 0o644 (only the owner may write them); then the folder is
-    inspected as a learner would see it.
+    Only a folder gpulab's cache made (it holds gpulab's ``CACHEDIR.TAG``)
+    and that holds nothing but entries is published: opening a folder to all
+    would expose any other file in it. Entries that do not verify are
+    removed; the folder becomes mode 0o755 and its entries 0o644 (only the
+    owner may write them), and the report says what changed; then the
+    folder is inspected as a learner would see it.
 
     Parameters
     ----------
     path : str or os.PathLike
         A folder the current user owns and filled through a
-        :class:`~gpulab.cache.BuildCache`.
+        :class:`~gpulab.cache.BuildCache` (``python -m gpulab.cache warm`` does).
 
     Returns
     -------
     Inspection
         How learners will see it (``refused`` says why when the path to it is
-        not safe, e.g. under a folder others may write).
+        not safe, e.g. under a folder others may write); ``changed`` says what
+        publishing changed.
 
     Raises
     ------
     Untrusted
         If the folder is not the current user's private kind of folder (owned
-        by them, writable by no one else).
+        by them, writable by no one else), was not made by gpulab's cache, or
+        holds other files than entries (nothing is changed then).
     OSError
         If it is not there, or cannot be opened or changed.
     """
     if not Path(path).is_dir():
         raise FileNotFoundError(f"no folder {path} to publish")
-    folder = EntryFolder(Path(path), shared=False)
+    folder = EntryFolder(Path(path), shared=False, adopt=False)
+    if not folder.tagged():
+        raise Untrusted(f"{path} is not a folder gpulab's build cache made (it has no {TAG_NAME}), so publish leaves "
+                        "it as it is: opening it to all would expose what it holds. Fill a folder with `python -m "
+                        "gpulab.cache warm NOTEBOOKS --out DIR` (or BuildCache(DIR, shared=())) and publish that")
+    others = folder.listing().others
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        raise Untrusted(f"{path} holds {len(others)} file(s) that are not build cache entries ({shown}); publishing "
+                        "would make them readable by all, so nothing was changed: move them out first")
+    removed = 0
     for key in folder.listing().entries:
         try:
             _verify(folder, key)
         except (Untrusted, BadEntry, OSError):
             folder.remove(key)
+            removed += 1
     folder.clean_temps()
-    folder.open_to_all()
-    return inspect_shared(path)
+    changed = folder.open_to_all() + ([f"removed {removed} entries that failed checks"] if removed else [])
+    found = inspect_shared(path)
+    found.changed = changed
+    return found

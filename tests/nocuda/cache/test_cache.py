@@ -126,7 +126,8 @@ def test_directory_created_private_and_no_temp_files_left(cache_dir: Path) -> No
     for key in (KEY, OTHER):
         get(cache, key=key, build=Builder())
     assert cache_dir.stat().st_mode & 0o777 == 0o700
-    assert sorted(p.name for p in cache_dir.iterdir()) == sorted([f"{KEY}.gpulab", f"{OTHER}.gpulab"])
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted([f"{KEY}.gpulab", f"{OTHER}.gpulab", "CACHEDIR.TAG"])
+    assert (cache_dir / "CACHEDIR.TAG").read_bytes().startswith(b"Signature: 8a477f597d28d172789f06886806bc55\n")
 
 
 def test_concurrent_writers_of_one_key_leave_a_valid_entry(cache_dir: Path) -> None:
@@ -146,7 +147,7 @@ def test_concurrent_writers_of_one_key_leave_a_valid_entry(cache_dir: Path) -> N
     assert [builder.calls for builder in builders] == [1] * 8
     loaded = get(BuildCache())
     assert loaded.blobs == builders[int(loaded.meta["tag"])].result.blobs
-    assert [p.name for p in cache_dir.iterdir()] == [f"{KEY}.gpulab"]
+    assert [p.name for p in cache_dir.iterdir() if p.name != "CACHEDIR.TAG"] == [f"{KEY}.gpulab"]
 
 
 # ---------------------------------------------------------------- recovery
@@ -288,7 +289,7 @@ def test_lru_eviction_keeps_the_bound(cache_dir: Path) -> None:
     assert get(BuildCache(), key="a1").meta["tag"] == "a"  # ... until this disk hit refreshes it
 
     get(cache, key="c3", build=Builder(make_artifact("c", 10_000)))
-    assert sorted(p.name for p in cache_dir.iterdir()) == ["a1.gpulab", "c3.gpulab"]
+    assert sorted(p.name for p in cache_dir.iterdir() if p.name != "CACHEDIR.TAG") == ["a1.gpulab", "c3.gpulab"]
     info = cache.info()
     assert info.private.bytes <= info.max_bytes and info.disk_entries == 2
 

@@ -48,6 +48,15 @@ def test_check_and_publish_fail_on_a_folder_others_can_write(tmp_path: Path) -> 
     assert published.returncode == 1 and "cannot publish" in published.stderr
 
 
+def test_publish_exits_with_1_and_leaves_a_folder_of_other_files_closed(tmp_path: Path) -> None:
+    secret = tmp_path / "d"
+    secret.mkdir(mode=0o700)
+    (secret / "secret").write_text("s")
+    published = cli("publish", str(secret), cache=tmp_path / "mine")
+    assert published.returncode == 1 and "not a folder gpulab's build cache made" in published.stderr
+    assert secret.stat().st_mode & 0o777 == 0o700
+
+
 def test_clear_removes_private_entries_only(tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     get(BuildCache(mine, shared=()), build=Builder())

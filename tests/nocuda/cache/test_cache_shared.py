@@ -266,14 +266,49 @@ def test_publish_opens_the_folder_to_readers_and_drops_bad_entries(tmp_path: Pat
     data = bytearray(entry(shared, OTHER).read_bytes())
     data[-1] ^= 1
     entry(shared, OTHER).write_bytes(bytes(data))
-    (shared / "notes.txt").write_text("left alone")
 
     report = publish(shared)
     assert report.ok and report.good == [KEY] and not report.private
-    assert sorted(p.name for p in shared.iterdir()) == [f"{KEY}.gpulab", "notes.txt"]
+    assert sorted(p.name for p in shared.iterdir()) == ["CACHEDIR.TAG", f"{KEY}.gpulab"]
     assert shared.stat().st_mode & 0o777 == 0o755 and entry(shared).stat().st_mode & 0o777 == 0o644
+    assert str(report).splitlines()[:3] == [f"published: {shared}: mode 0700 -> 0755",
+                                            "published: 1 entries: mode -> 0644",
+                                            "published: removed 1 entries that failed checks"]
     assert "1 good entries, 0 refused" in str(report)
     assert json.loads(json.dumps(report.good)) == [KEY]
+    assert publish(shared).changed == []  # nothing left to change
+
+
+def test_publish_leaves_a_folder_the_cache_did_not_make_as_it_was(tmp_path: Path) -> None:
+    """The issue: `mkdir -m 700 d; echo s > d/secret; python -m gpulab.cache publish d` left d at 0755."""
+    mine = tmp_path / "d"
+    mine.mkdir(mode=0o700)
+    (mine / "secret").write_text("s")
+    with pytest.raises(gpulab.cache.trust.Untrusted, match="not a folder gpulab's build cache made"):
+        publish(mine)
+    assert mine.stat().st_mode & 0o777 == 0o700
+    BuildCache(mine, shared=())  # a cache over it: used, but never marked as gpulab's while it holds other files
+    with pytest.raises(gpulab.cache.trust.Untrusted, match="not a folder gpulab's build cache made"):
+        publish(mine)
+    assert mine.stat().st_mode & 0o777 == 0o700
+
+
+def test_publish_refuses_a_cache_folder_that_holds_other_files_and_changes_nothing(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    get(BuildCache(shared, shared=()), build=Builder())
+    (shared / "notes.txt").write_text("private")
+    (shared / "sub").mkdir()
+    with pytest.raises(gpulab.cache.trust.Untrusted, match=r"holds 2 file\(s\) that are not build cache entries "
+                                                           r"\(notes.txt, sub\).*nothing was changed"):
+        publish(shared)
+    assert shared.stat().st_mode & 0o777 == 0o700 and entry(shared).stat().st_mode & 0o777 == 0o600
+
+
+def test_an_empty_folder_made_beforehand_becomes_a_cache_folder(tmp_path: Path) -> None:
+    made = tmp_path / "course"
+    made.mkdir(mode=0o700)
+    get(BuildCache(made, shared=()), build=Builder())
+    assert publish(made).good == [KEY]
 
 
 def test_publish_refuses_a_folder_that_is_not_ones_own(tmp_path: Path) -> None:
