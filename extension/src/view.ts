@@ -15,6 +15,7 @@
 import { IAnalysisView, analysisView } from './analysis';
 import { IBundle, IPane, normalizeBundle } from './bundle';
 import { IToken, LineTokenizer, segments, tokenizerFor } from './highlight';
+import { firstHidden } from './layout';
 import { LineMap, scrollTarget, splitLines } from './linemap';
 import { findLines, foldLines, matchRanges, nextMatch } from './search';
 
@@ -37,6 +38,15 @@ const SPLIT_STEP_PX = 24;
 const SEARCH_DEBOUNCE_LINES = 5000;
 
 type Doc = Document;
+
+/**
+ * A pane's share of its row, from its longest line (`widest` characters): room for that line where
+ * there is some (a short Python function shows whole, and takes no more), and of what is left more
+ * for panes of longer lines. `gpulab/display/html.py` (`_flex`) shares rows alike.
+ */
+export function paneFlex(widest: number): string {
+  return `${Math.max(1, Math.min(80, widest) - 32)} 1 min(${widest + 12}ch, 36em)`;
+}
 
 function h<K extends keyof HTMLElementTagNameMap>(
   doc: Doc,
@@ -122,15 +132,13 @@ export class PaneView {
     node.dataset.pane = pane.id;
     node.dataset.language = pane.language;
     node.setAttribute('aria-label', pane.title);
-    // Share the row by content width: a pane of long lines gets more room.
     let widest = 0;
     for (const l of this.lines) {
       if (l.length > widest) {
         widest = l.length;
       }
     }
-    // And room for the longest line where there is some: a short Python function shows whole.
-    node.style.flex = `${Math.min(80, Math.max(40, widest))} 1 min(${widest + 8}ch, 36em)`;
+    node.style.flex = paneFlex(widest);
     this.node = node;
 
     // Header: title, line count, search box, match count, copy button.
@@ -889,6 +897,9 @@ export class BuildView implements IPaneHost {
   private _pinned = false;
   private _panesEl: HTMLElement | null = null;
   private readonly _hidden = new Set<string>();
+  /** Whether the user has toggled a pane: until then the view's width picks the panes (layout.ts). */
+  private _chosen = false;
+  private _resizeObserver: ResizeObserver | null = null;
   private _expanded = false;
 
   constructor(doc: Doc = document) {
@@ -899,6 +910,26 @@ export class BuildView implements IPaneHost {
     node.setAttribute('data-lm-suppress-shortcuts', 'true');
     node.addEventListener('keydown', this._onKeyDown);
     this.node = node;
+    const RO = (doc.defaultView as (Window & typeof globalThis) | null)?.ResizeObserver;
+    if (RO) {
+      this._resizeObserver = new RO(() => this._fitPanes());
+      this._resizeObserver.observe(node);
+    }
+  }
+
+  /** Until the user toggles a pane, show the panes that fit the view's width (`firstHidden`). */
+  private _fitPanes(): void {
+    const b = this.shown;
+    if (this._chosen || !b) {
+      return;
+    }
+    const hide = firstHidden(b.panes.map(p => p.id), this.node.getBoundingClientRect().width);
+    if (hide.length === this._hidden.size && hide.every(id => this._hidden.has(id))) {
+      return;
+    }
+    this._hidden.clear();
+    hide.forEach(id => this._hidden.add(id));
+    this._showPanes();
   }
 
   /**
@@ -963,6 +994,8 @@ export class BuildView implements IPaneHost {
 
   dispose(): void {
     this._clearPanes();
+    this._resizeObserver?.disconnect();
+    this._resizeObserver = null;
     this.node.removeEventListener('keydown', this._onKeyDown);
     this.node.textContent = '';
   }
@@ -1015,6 +1048,7 @@ export class BuildView implements IPaneHost {
     this._panesEl = panesEl;
     this._placeSplitters();
     this.node.appendChild(panesEl);
+    this._fitPanes();
   }
 
   // ---- header ------------------------------------------------------------
@@ -1165,16 +1199,19 @@ export class BuildView implements IPaneHost {
     return this._hidden;
   }
 
-  /** Show or hide pane `id` (the last one shown stays). */
+  /** Show or hide pane `id` (the last one shown stays); from then on the user's choice holds. */
   togglePane(id: string): void {
+    this._chosen = true;
     if (this._hidden.has(id)) {
       this._hidden.delete(id);
     } else if (this._panes.filter(p => !this._hidden.has(p.id)).length > 1) {
       this._hidden.add(id);
     }
-    for (const p of this._panes) {
-      p.node.hidden = this._hidden.has(p.id);
-    }
+    this._showPanes();
+  }
+
+  /** Show the panes that are not hidden, their toggles pressed, with splitters between them. */
+  private _showPanes(): void {
     this.node.querySelectorAll('.gpulab-pane-toggle').forEach(btn => {
       const e = btn as HTMLElement;
       e.setAttribute('aria-pressed', String(!this._hidden.has(e.dataset.pane ?? '')));

@@ -338,6 +338,45 @@ describe('layout', () => {
     expect(shown()).toEqual(['python', 'sass']);
   });
 
+  it('shows Python and SASS in a narrow view, all four in a wide one, until the user toggles a pane', () => {
+    const win = window as unknown as { ResizeObserver?: unknown };
+    const saved = win.ResizeObserver;
+    let resized: () => void = () => undefined;
+    win.ResizeObserver = class {
+      constructor(callback: () => void) {
+        resized = callback;
+      }
+      observe(): void {}
+      disconnect(): void {}
+    };
+    let width = 900;
+    const fitted = new BuildView(document);
+    fitted.node.getBoundingClientRect = () => ({ width }) as DOMRect;
+    document.body.appendChild(fitted.node);
+    try {
+      fitted.render(exampleBundle());
+      const shownIn = (): string[] =>
+        Array.from(fitted.node.querySelectorAll('.gpulab-pane:not([hidden])')).map(e => (e as HTMLElement).dataset.pane ?? '');
+      expect(shownIn()).toEqual(['python', 'sass']);
+      expect(fitted.node.querySelector('.gpulab-pane-toggle[data-pane="cuda"]')?.getAttribute('aria-pressed')).toBe('false');
+      expect(fitted.node.querySelectorAll('.gpulab-splitter').length).toBe(1);
+      width = 1600;
+      resized();
+      expect(shownIn()).toEqual(['python', 'cuda', 'ptx', 'sass']);
+      width = 900;
+      resized();
+      (fitted.node.querySelector('.gpulab-pane-toggle[data-pane="ptx"]') as HTMLElement).click();
+      expect(shownIn()).toEqual(['python', 'ptx', 'sass']);
+      width = 1600;
+      resized(); // the user's choice holds
+      expect(shownIn()).toEqual(['python', 'ptx', 'sass']);
+    } finally {
+      fitted.dispose();
+      fitted.node.remove();
+      win.ResizeObserver = saved;
+    }
+  });
+
   it('puts a splitter between shown panes that resizes its neighbours from the keyboard', () => {
     view.render(exampleBundle());
     const splitters = qa('.gpulab-splitter');

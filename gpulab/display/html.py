@@ -20,6 +20,7 @@ from typing import Any, Iterable
 from pygments.token import STANDARD_TYPES
 
 from gpulab.display import gutters
+from gpulab.display.layout import ALL_PANES_PX, first_hidden
 from gpulab.display.lexers import tokens_by_line
 from gpulab.display.palette import PALETTE, colour_index
 
@@ -151,9 +152,10 @@ def _display_text(pane: dict) -> str:
 
 def _flex(pane: dict) -> str:
     """`pane`'s share of the row: room for its longest line where there is some (a short Python
-    function shows whole), and more of what is left for panes of longer lines."""
+    function shows whole, and takes no more), and of what is left more for panes of longer lines
+    (as the extension's ``paneFlex``)."""
     longest = max((len(line.expandtabs(4)) for line in _display_text(pane).splitlines()), default=0)
-    return f"flex:{min(max(longest, 40), 80)} 1 min({longest + 8}ch,36em)"
+    return f"flex:{max(1, min(longest, 80) - 32)} 1 min({longest + 12}ch,36em)"
 
 
 class _Hints:
@@ -296,10 +298,17 @@ def _toggled_panes(bundle: dict) -> list[dict]:
     return [p for p in bundle.get("panes") or [] if isinstance(p, dict) and _PANE_ID.fullmatch(str(p.get("id")))]
 
 
-def _render_toggles(bundle: dict) -> str:
-    """A checkbox per pane that shows or hides it, by CSS alone (:func:`_toggle_css`): no script needed."""
-    boxes = "".join(f'<label><input type="checkbox" class="gl-t" data-pane="{p["id"]}" checked>'
-                    f'{_esc(p.get("title") or p["id"])}</label>' for p in _toggled_panes(bundle))
+def _render_toggles(bundle: dict, uid: str) -> str:
+    """A checkbox per pane that shows or hides it, by CSS alone (:func:`_toggle_css`): no script needed.
+
+    The page cannot measure itself, so the narrow first view is checked (:func:`first_hidden`); where
+    the script runs, it checks every box of a view wide enough for all its panes.
+    """
+    panes = _toggled_panes(bundle)
+    hidden = first_hidden([p["id"] for p in panes], None)
+    boxes = "".join(f'<input type="checkbox" class="gl-t" id="{uid}-{p["id"]}" data-pane="{p["id"]}"'
+                    f'{"" if p["id"] in hidden else " checked"}>'
+                    f'<label for="{uid}-{p["id"]}">{_esc(p.get("title") or p["id"])}</label>' for p in panes)
     return f'<div class="gl-tg"><span class="gl-muted">panes</span>{boxes}</div>' if boxes else ""
 
 
@@ -309,14 +318,15 @@ def _toggle_css(bundle: dict) -> str:
                    "{display:none}" for p in _toggled_panes(bundle))
 
 
-def _render_header(bundle: dict) -> str:
-    """The bundle's header model: title, chips and options, then kernels and timings."""
+def _render_header(bundle: dict, uid: str | None = None) -> str:
+    """The bundle's header model: title, chips and options, then kernels and timings; with `uid`, the pane toggles."""
     header = bundle.get("header") or {}
     options = header.get("options")
     opt = f'<span class="gl-muted">{_esc(options)}</span>' if options else ""
+    toggles = _render_toggles(bundle, uid) if uid else ""
     return (f'<div class="gl-h"><div class="gl-title"><span class="gl-name">'
             f'{_esc(header.get("title", bundle.get("name", "?")))}</span>{_render_chips(header)}{opt}</div>'
-            f"{_render_stats(header)}{gutters.render_findings(header)}{_render_toggles(bundle)}</div>")
+            f"{_render_stats(header)}{gutters.render_findings(header)}{toggles}</div>")
 
 
 def _delta(new: Any, old: Any) -> str:
@@ -384,14 +394,16 @@ def render_html(bundle: dict, *, uid: str | None = None) -> str:
     hints = _Hints()
     body = _render_panes(bundle, panes, {}, hints)
     compared = _render_compare(bundle, other, hints) if isinstance(other, dict) else ""
+    script = (_SCRIPT.replace("__ID__", uid).replace("__HINTS__", _script_json(hints.texts))
+              .replace("__ALL_PANES_PX__", str(ALL_PANES_PX)))
     parts = [
         f'<div class="gpulab-build" id="{_esc(uid)}">',
         f"<style>{_CSS}{_toggle_css(bundle)}</style>",
-        _render_header(bundle),
+        _render_header(bundle, uid),
         body,
         compared,
         "</div>",
-        f"<script>{_SCRIPT.replace('__ID__', uid).replace('__HINTS__', _script_json(hints.texts))}</script>",
+        f"<script>{script}</script>",
     ]
     return "".join(parts)
 
@@ -443,13 +455,15 @@ _CSS = (
 & .gl-row{font-size:12px}
 & .gl-warn{color:var(--gl-warn);font-weight:600}
 &{container-type:inline-size}
-& .gl-grid{display:flex;gap:6px;overflow-x:auto}
+& .gl-grid{display:flex;gap:6px;overflow-x:auto;align-items:flex-start}
 & .gl-pane{border:1px solid var(--gl-border);border-radius:4px;min-width:16em;overflow:hidden;flex:1 1 0;
  display:flex;flex-direction:column;background:var(--gl-bg)}
 & .gl-tg{display:flex;flex-wrap:wrap;gap:2px 10px;align-items:center;font-size:12px;margin-top:2px}
-& .gl-tg label{display:inline-flex;gap:3px;align-items:center;cursor:pointer}
-@container (max-width:115em){& .gl-grid{flex-wrap:wrap}& .gl-pane{flex-basis:calc(50% - 3px)!important}}
-@container (max-width:36em){& .gl-pane{flex-basis:100%!important}}
+& .gl-tg label{cursor:pointer;margin:0 6px 0 2px}
+& .gl-tg input{margin:0}
+@container (max-width:115em){&:has(.gl-t:checked~.gl-t:checked~.gl-t:checked) .gl-grid{flex-wrap:wrap}
+&:has(.gl-t:checked~.gl-t:checked~.gl-t:checked) .gl-pane{flex-basis:calc(50% - 3px)!important}}
+@container (max-width:36em){& .gl-grid{flex-wrap:wrap}& .gl-pane{flex-basis:100%!important}}
 & .gl-pt{display:flex;justify-content:space-between;align-items:baseline;font-weight:600;
  padding:2px 8px;background:var(--gl-head);border-bottom:1px solid var(--gl-border)}
 & .gl-sc{max-height:32em;overflow:auto;position:relative;tab-size:4;-moz-tab-size:4;
@@ -488,6 +502,7 @@ _CSS = (
 _SCRIPT = """(function(){function init(n){var r=document.getElementById("__ID__");
 if(!r){if(n<40)setTimeout(function(){init(n+1)},50);return}
 if(r.getAttribute("data-gl-linked"))return;r.setAttribute("data-gl-linked","1");
+if(r.getBoundingClientRect().width>=__ALL_PANES_PX__)r.querySelectorAll(".gl-t").forEach(function(t){t.checked=true});
 var m={},hot=[];r.querySelectorAll("[data-k]").forEach(function(e){
 e.getAttribute("data-k").split(" ").forEach(function(k){(m[k]=m[k]||[]).push(e)})});
 function rows(e){var s=new Set(),py=e.closest('[data-pane="python"]');
@@ -504,9 +519,10 @@ r.addEventListener("click",function(ev){var e=row(ev);if(!e)return;var own=e.clo
 rows(e).forEach(function(x){var sc=x.closest(".gl-sc");if(!sc||done.has(sc))return;done.add(sc);
 sc.scrollTop=Math.max(0,x.offsetTop-sc.clientHeight/3)})});
 r.querySelectorAll(".gl-grid").forEach(function(g){split(g,r)})}
-function split(g,r){function pair(x,y){var l=null,rt=null;
-g.querySelectorAll(":scope>.gl-pane").forEach(function(p){var b=p.getBoundingClientRect();
-if(!b.width||y<b.top||y>b.bottom)return;if(b.right<=x+1&&(!l||b.right>l.b.right))l={p:p,b:b};
+function split(g,r){function pair(x,y){var l=null,rt=null,ps=[],low={};
+g.querySelectorAll(":scope>.gl-pane").forEach(function(p){var b=p.getBoundingClientRect();if(!b.width)return;
+ps.push([p,b]);var t=Math.round(b.top);low[t]=Math.max(low[t]||0,b.bottom)});
+ps.forEach(function(pb){var p=pb[0],b=pb[1];if(y<b.top||y>low[Math.round(b.top)])return;if(b.right<=x+1&&(!l||b.right>l.b.right))l={p:p,b:b};
 if(b.left>=x-1&&(!rt||b.left<rt.b.left))rt={p:p,b:b}});return l&&rt&&rt.b.left-l.b.right<20?[l,rt]:null}
 g.addEventListener("mousemove",function(ev){if(ev.target===g)g.style.cursor=pair(ev.clientX,ev.clientY)?"col-resize":""});
 g.addEventListener("mousedown",function(ev){if(ev.target!==g||ev.button!==0)return;var s=pair(ev.clientX,ev.clientY);

@@ -2,7 +2,8 @@
 
 Nothing of the user's Jupyter setup leaks in: the server gets fresh config,
 data, runtime, settings, workspaces and IPython folders (the venv's
-``share/jupyter``, where the gpulab extension is, is still on the path). The
+``share/jupyter``, where the gpulab extension is, is still on the path; the
+checkout's own build of the extension, where it has one, comes first). The
 server and every process it started (the kernel) are stopped however the
 test ends.
 
@@ -31,6 +32,9 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[2]
+# The checkout's own build of the extension (npm --prefix extension run build:prod), when it has one.
+BUILT_EXTENSION = REPO / "gpulab" / "labextension"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -101,6 +105,10 @@ def _environment(home: Path, cache_dir: Path, runtime: Path) -> dict:
         folder = home / sub
         folder.mkdir(parents=True, exist_ok=True)
         env[name] = str(folder)
+    if (BUILT_EXTENSION / "package.json").exists():  # the extension of the tree under test, before the venv's
+        (home / "path" / "labextensions").mkdir(parents=True, exist_ok=True)
+        (home / "path" / "labextensions" / "gpulab").symlink_to(BUILT_EXTENSION)
+        env["JUPYTER_PATH"] = str(home / "path")  # first of all the data paths, the venv's included
     env["JUPYTER_RUNTIME_DIR"] = str(runtime)
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     env["PYTHONUNBUFFERED"] = "1"

@@ -383,3 +383,93 @@ def test_why_is_it_slow_in_jupyterlab(browser, lab_server, tmp_path):
                 _screenshot(page, output, folder / f"why-{width}-{theme}.png")
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
     assert not errors, errors
+
+
+# The first view of notebook 01 as a user sees it (issue 38, finding 8): viewport, whether JupyterLab's
+# file browser is open, and the panes that should show.
+FIRST_VIEWS = [(1280, 800, ["python", "sass"]), (1920, 1080, None)]
+NARROWEST_PANE_PX = 300  # a SASS line of the compact columns is about 40 characters
+
+
+def _first_cells(root: Path) -> str:
+    """Notebook 01 up to its first ``%%gpukernel`` cell, in ``root``: what a user runs before the first view."""
+    source = nbformat.read(REPO / "notebooks" / FIRST, as_version=4)
+    end = next(i for i, cell in enumerate(source.cells) if cell.source.startswith("%%gpukernel"))
+    source.cells = source.cells[: end + 1]
+    nbformat.write(source, root / "first_view.ipynb")
+    return "first_view.ipynb"
+
+
+def _accept_kernel_dialog(page) -> None:
+    """Take the kernel the notebook names if the lab asks for one (at times it does, though a session is made)."""
+    dialog = page.locator(".jp-Dialog")
+    try:
+        dialog.wait_for(timeout=3_000)
+    except Exception:
+        return
+    dialog.get_by_role("button", name="Select").click()
+    dialog.wait_for(state="detached")
+
+
+def _inside(inner: dict, outer: dict) -> bool:
+    return (inner["x"] >= outer["x"] - 1 and inner["y"] >= outer["y"] - 1
+            and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 1
+            and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 1)
+
+
+def test_the_first_view_fits_with_the_file_browser_open(browser, lab_server, tmp_path):
+    """At 1280 px with the file browser open (an output about 900 px wide) Python and SASS stand side by side.
+
+    Hovering the return line lights SASS lines that show, whole, without scrolling the page; no pane is
+    narrow; the Python pane is as tall as its two lines. At 1920 px every pane that fits shows. Screenshots
+    of the page go to ``docs/img/first-view-{width}.png`` with ``GPULAB_UPDATE_SCREENSHOT=1``.
+    """
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_MS)
+    name = _first_cells(lab_server.root)
+    lab_server.start_kernel(name, stored_kernel(lab_server.root / name))
+    folder = IMAGES if os.environ.get("GPULAB_UPDATE_SCREENSHOT") == "1" else tmp_path
+    with _page(browser, tmp_path, *FIRST_VIEWS[0][:2]) as page:
+        page.goto(f"{lab_server.url}/lab/tree/{name}?reset&token={lab_server.token}", timeout=PAGE_LOAD_MS)
+        notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        expect(notebook.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_have_count(
+            1, timeout=PAGE_LOAD_MS)
+        _accept_kernel_dialog(page)
+        expect(page.locator(".jp-FileBrowser")).to_be_visible()
+        _run_all_cells(page, notebook)
+        view = notebook.locator(".gpulab-build")
+        expect(view).to_have_count(1, timeout=OUTPUT_MS)
+        cell = notebook.locator(".jp-CodeCell:has(.gpulab-build)")
+        for width, height, panes in FIRST_VIEWS:
+            page.set_viewport_size({"width": width, "height": height})
+            expect(page.locator(".jp-FileBrowser")).to_be_visible()
+            if panes is None:  # as many as fit: all four where the output is wide enough
+                panes = ["python", "sass"] if view.bounding_box()["width"] < 1500 else PANES
+            shown = view.locator(".gpulab-pane:not([hidden])")
+            expect(shown).to_have_count(len(panes))
+            assert shown.evaluate_all("ps => ps.map(p => p.dataset.pane)") == panes
+            for pane in set(PANES) - set(panes):  # one click away
+                expect(view.locator(f".gpulab-pane-toggle[data-pane='{pane}']")).to_have_attribute(
+                    "aria-pressed", "false")
+            cell.evaluate("e => e.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(300)  # the notebook's own scroll settles
+            boxes = [shown.nth(i).bounding_box() for i in range(len(panes))]
+            assert min(box["width"] for box in boxes) >= NARROWEST_PANE_PX, (width, boxes)
+            assert len({round(box["y"]) for box in boxes}) == 1, (width, boxes)  # one row
+            python = view.locator(".gpulab-pane[data-pane='python']")
+            lines = python.locator(".gpulab-line")
+            header = python.locator(".gpulab-pane-header").bounding_box()["height"]
+            line_height = lines.first.bounding_box()["height"]
+            assert python.bounding_box()["height"] <= header + (lines.count() + 1) * line_height + 8, width
+            # Hover the return line: its SASS lines light, and the first shows whole in the window.
+            python.locator(".gpulab-line", has_text="return a * x + y").hover()
+            lit = view.locator(".gpulab-pane[data-pane='sass'] .gpulab-line.gpulab-linked")
+            expect(lit.first).to_be_visible()
+            scroller = view.locator(".gpulab-pane[data-pane='sass'] .gpulab-scroller").bounding_box()
+            text = lit.first.locator(".gpulab-text").bounding_box()
+            window = {"x": 0, "y": 0, "width": width, "height": height}
+            assert _inside(text, scroller) and _inside(text, window), (width, text, scroller)
+            page.screenshot(path=str(folder / f"first-view-{width}.png"), animations="disabled")
+            print(f"screenshot: {folder / f'first-view-{width}.png'}")
+            page.mouse.move(0, 0)

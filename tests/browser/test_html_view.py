@@ -49,6 +49,12 @@ def html_view(browser, width: int):
         page.close()
 
 
+def text_box(locator) -> dict:
+    """Where the text of ``locator`` is drawn (its element may be wider: a line is as wide as the longest)."""
+    return locator.evaluate("""e => { const r = document.createRange(); r.selectNodeContents(e);
+        const b = r.getBoundingClientRect(); return {x: b.x, y: b.y, width: b.width, height: b.height}; }""")
+
+
 def cursor_at(page, x: float, y: float) -> str:
     return page.evaluate("([x, y]) => getComputedStyle(document.elementFromPoint(x, y)).cursor", [x, y])
 
@@ -59,7 +65,7 @@ def test_dragging_the_gap_between_two_panes_resizes_them(browser):
         assert len(before) == 4 and len({round(box["y"]) for box in before}) == 1  # one row at 1920 px
         python, cuda = before[0], before[1]
         gap = (python["x"] + python["width"] + cuda["x"]) / 2
-        y = python["y"] + 100
+        y = python["y"] + 10
         page.mouse.move(gap, y)
         assert cursor_at(page, gap, y) == "col-resize"
         page.mouse.down()
@@ -69,27 +75,54 @@ def test_dragging_the_gap_between_two_panes_resizes_them(browser):
         assert after[0]["width"] == pytest.approx(python["width"] + 200, abs=2)
         assert after[1]["width"] == pytest.approx(cuda["width"] - 200, abs=2)  # its neighbour makes room
         assert [round(a["width"]) for a in after[2:]] == [round(b["width"]) for b in before[2:]]
+        # Below the short Python pane the gap is still a splitter: it is the row's.
+        low = after[1]["y"] + after[1]["height"] - 20
+        gap = (after[0]["x"] + after[0]["width"] + after[1]["x"]) / 2
+        assert low > after[0]["y"] + after[0]["height"] and cursor_at(page, gap, low) == "col-resize"
         # A drag inside a pane selects its text as ever: it resizes nothing.
         inside = after[2]["x"] + 50
-        page.mouse.move(inside, y)
+        page.mouse.move(inside, y + 60)
         page.mouse.down()
-        page.mouse.move(inside + 150, y, steps=5)
+        page.mouse.move(inside + 150, y + 60, steps=5)
         page.mouse.up()
         assert [panes.nth(i).bounding_box()["width"] for i in range(4)] == [box["width"] for box in after]
 
 
 def test_the_gap_between_two_rows_is_no_splitter(browser):
     with html_view(browser, 1280) as (page, panes):
+        for pane in ("cuda", "ptx"):  # the first view shows Python and SASS: all four are two a row
+            page.locator(f"label[for$='-{pane}']").click()
         boxes = [panes.nth(i).bounding_box() for i in range(panes.count())]
         assert len({round(box["y"]) for box in boxes}) == 2  # two panes a row at 1280 px
         x = boxes[0]["x"] + 50
-        y = (boxes[0]["y"] + boxes[0]["height"] + boxes[2]["y"]) / 2
+        y = (max(boxes[0]["y"] + boxes[0]["height"], boxes[1]["y"] + boxes[1]["height"]) + boxes[2]["y"]) / 2
         page.mouse.move(x, y)
         assert cursor_at(page, x, y) != "col-resize"
         page.mouse.down()
         page.mouse.move(x + 150, y, steps=5)
         page.mouse.up()
         assert [panes.nth(i).bounding_box() for i in range(4)] == boxes
+
+
+@pytest.mark.parametrize("width", [900, 1280])
+def test_the_first_view_is_python_and_sass_side_by_side(browser, width):
+    """In a column of GitHub's or nbviewer's width: Python and SASS in one row, the others a click away;
+    a click on the return line scrolls its SASS lines into view, whole."""
+    with html_view(browser, width) as (page, panes):
+        shown = page.locator(".gl-pane:visible")
+        assert shown.evaluate_all("ps => ps.map(p => p.dataset.pane)") == ["python", "sass"]
+        boxes = [shown.nth(i).bounding_box() for i in range(2)]
+        assert round(boxes[0]["y"]) == round(boxes[1]["y"]) and min(b["width"] for b in boxes) >= 300, boxes
+        python = page.locator(".gl-pane[data-pane='python']")
+        assert python.bounding_box()["height"] < 120  # two lines and a title, not a pane's full height
+        python.locator(".gl-l", has_text="return").click()
+        lit = page.locator(".gl-pane[data-pane='sass'] .gl-l.gl-hot").first
+        scroller = page.locator(".gl-pane[data-pane='sass'] .gl-sc").bounding_box()
+        text = text_box(lit.locator(".gl-c"))
+        assert scroller["y"] <= text["y"] and text["y"] + text["height"] <= scroller["y"] + scroller["height"]
+        assert text["x"] + text["width"] <= scroller["x"] + scroller["width"] + 1, (text, scroller)
+        page.locator("label[for$='-cuda']").click()  # one click away
+        assert shown.evaluate_all("ps => ps.map(p => p.dataset.pane)") == ["python", "cuda", "sass"]
 
 
 def test_why_is_it_slow_in_the_html_view(browser, tmp_path):

@@ -85,9 +85,15 @@ def test_sass_is_shown_in_compact_aligned_columns():
 
 def test_each_pane_has_a_checkbox_that_hides_it_without_a_script():
     bundle = bundle_of(gpulab.compile("map", negated, target="sm_90"))
-    page = render_html(bundle)
-    assert re.findall(r'class="gl-t" data-pane="(\w+)" checked', page) == ["python", "cuda", "ptx", "sass"]
+    page = render_html(bundle, uid="v1")
+    boxes = re.findall(r'<input type="checkbox" class="gl-t" id="v1-(\w+)" data-pane="(\w+)"( checked)?>', page)
+    # The first view of a page that cannot measure itself (GitHub, nbviewer): Python and SASS side by side.
+    assert [(pane, bool(checked)) for _, pane, checked in boxes] == [
+        ("python", True), ("cuda", False), ("ptx", False), ("sass", True)]
     assert ':has(.gl-t[data-pane="sass"]:not(:checked)) .gl-pane[data-pane="sass"]{display:none}' in page
+    # Panes a user chose (--show) all show.
+    chosen = render_html(bundle_of(gpulab.compile("map", negated, target="sm_90"), panes=("python", "ptx", "sass")))
+    assert re.findall(r'data-pane="(\w+)" checked', chosen) == ["python", "ptx", "sass"]
     bundle["panes"][0]["id"] = 'x"]{}</style><script>alert(1)</script>'  # an id that is not a word gets none
     page = render_html(bundle)
     assert "<script>alert" not in page and page.count('class="gl-t"') == 3
