@@ -4,6 +4,7 @@
  * instruction guide's line for each SASS opcode and PTX instruction. The same
  * drawing as gpulab/display/gutters.py, from untrusted JSON.
  */
+import { pyLineOfKey } from './linemap';
 
 /** One Python line's SASS instructions by class, as wide (percent) as its share of the heaviest line. */
 export interface ICostBar {
@@ -65,7 +66,8 @@ function costBars(analysis: Record<string, unknown>): Map<number, ICostBar> {
   const heaviest = Math.max(0, ...counted.map(c => c.total));
   const bars = new Map<number, ICostBar>();
   for (const { row, counts, total } of counted) {
-    const line = num(row.line);
+    // `row.line` is the line as its file or cell numbers it; its `key` (`py:N`) finds its row of the pane.
+    const line = typeof row.key === 'string' ? pyLineOfKey(row.key) : null;
     if (!total || !heaviest || line === null) {
       continue;
     }

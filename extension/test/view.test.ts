@@ -452,8 +452,8 @@ const ANALYSIS = {
   costs: {
     labels: { fp32: 'FP32', int: 'integer', '<b>': 'x' },
     python: [
-      { line: 1, computes: { int: 2 }, supports: {}, total: 2, peak_live: 4 },
-      { line: 2, computes: { fp32: 6, '<b>': 1 }, supports: { int: 1 }, total: 8, peak_live: 9 }
+      { line: 11, key: 'py:1', computes: { int: 2 }, supports: {}, total: 2, peak_live: 4 },
+      { line: 12, key: 'py:2', computes: { fp32: 6, '<b>': 1 }, supports: { int: 1 }, total: 8, peak_live: 9 }
     ]
   },
   pressure: { k: { registers: 32, peak_live: 16, peak_sass_line: 13 } },

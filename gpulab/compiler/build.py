@@ -110,6 +110,17 @@ class Build:
         found = self.disassembled()
         return linemap.LineMap(self.ptx_keys, found.keys, found.offsets, self.python_first_line)
 
+    def python_key(self, line: int) -> str:
+        """The key (``py:N``) that ties Python line ``line`` (as its file or cell numbers it) to its row of the
+        Python pane: what the view's bundle links it by (see :mod:`.linemap`)."""
+        return linemap.python_key(line, self.python_first_line)
+
+    def python_text(self, line: int) -> str:
+        """The text of Python line ``line`` (as its file or cell numbers it); empty outside the Python pane."""
+        row = linemap.python_row(line, self.python_first_line)
+        lines = self.python_source.splitlines()
+        return lines[row] if 0 <= row < len(lines) else ""
+
     def sources(self) -> linemap.Sources:
         """How this build's line info names its source files."""
         return linemap.Sources(self.python_file, self.python_first_line, len(self.python_source.splitlines()))

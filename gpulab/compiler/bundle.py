@@ -119,7 +119,7 @@ def header_of(bundle: dict) -> dict:
         (``[stage, text]`` in pipeline order, ``total`` last); ``pressure``
         (per kernel: ``kernel``, ``text``, the peak's ``key``, ``sass_line``);
         ``diagnostics`` (``kind``, ``severity``, ``key`` of its Python line,
-        ``line``: that line as the Python pane numbers it, ``message``, ``fix``).
+        ``line``: that line as its file or cell numbers it, ``message``, ``fix``).
     """
     stats, lto = bundle["stats"], bundle["lto"]
     chips = [
@@ -148,15 +148,10 @@ def header_of(bundle: dict) -> dict:
 def _analysis_header(bundle: dict) -> dict:
     """The header's register-pressure lines and diagnostics, from the bundle's ``analysis``."""
     analysis = bundle.get("analysis") or {}
-    first = next((p["first_line"] for p in bundle["panes"] if p["id"] == "python"), 1)
-
-    def key(line):
-        return f"py:{line}" if line else None
-
-    pressure = [{"kernel": kernel, "text": found["summary"], "key": key(found["peak_python_line"]),
+    pressure = [{"kernel": kernel, "text": found["summary"], "key": found["peak_key"],
                  "sass_line": found["peak_sass_line"]} for kernel, found in analysis.get("pressure", {}).items()]
-    diagnostics = [{"kind": d["kind"], "severity": d["severity"], "key": key(d["python_line"]),
-                    "line": f"Python line {first + d['python_line'] - 1}" if d["python_line"] else "template",
+    diagnostics = [{"kind": d["kind"], "severity": d["severity"], "key": d["key"],
+                    "line": f"Python line {d['python_line']}" if d["python_line"] else "template",
                     "message": d["message"], "fix": d["fix"]} for d in analysis.get("diagnostics", [])]
     return {"pressure": pressure, "diagnostics": diagnostics}
 

@@ -6,6 +6,11 @@ the source line it came from and the lines it was inlined at. Each is
 turned into *keys*: ``py:N`` (line N of the Python pane) and ``cu:N``
 (line N of ``kernel.cu``). Lines that share a key are one source line seen
 at two stages.
+
+A key names a row of its pane; everything else (tables, messages, the
+analysis) names a Python line as its file or cell numbers it, the number
+the Python pane prints beside it. :func:`python_row`, :func:`python_key` and
+:func:`python_line` are the one conversion between the two.
 """
 
 from __future__ import annotations
@@ -21,6 +26,22 @@ _SASS_INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:,.*inlined_at\s+(\d+)\s+(\d+)\s+\d+)?")
 _PTX_DEBUG_SECTION = re.compile(r"^\s*\.section\s+\.debug")
+
+
+def python_row(line: int, first_line: int) -> int:
+    """The 0-based row of Python line ``line`` (as its file or cell numbers it) in a Python pane whose first
+    line is ``first_line``."""
+    return line - first_line
+
+
+def python_key(line: int, first_line: int) -> str:
+    """The key of Python line ``line`` (as its file or cell numbers it): ``py:N``, N its 1-based pane row."""
+    return f"py:{python_row(line, first_line) + 1}"
+
+
+def python_line(key: str, first_line: int) -> int:
+    """The Python line (as its file or cell numbers it) of key ``py:N``: the inverse of :func:`python_key`."""
+    return first_line + int(key[3:]) - 1
 
 
 @dataclass
@@ -49,10 +70,14 @@ class Sources:
             self._keys[where] = self._key(filename, line)
         return self._keys[where]
 
+    def python_line(self, key: str) -> int:
+        """The Python line (as its file or cell numbers it) of this build's key ``py:N``."""
+        return python_line(key, self.python_first_line)
+
     def _key(self, filename: str, line: int) -> str | None:
         if filename == self.python_file or filename.endswith("/" + self.python_file):  # numba may prefix a folder
-            pane_line = line - self.python_first_line + 1
-            return f"py:{pane_line}" if 1 <= pane_line <= self.python_lines else None
+            inside = 0 <= python_row(line, self.python_first_line) < self.python_lines
+            return python_key(line, self.python_first_line) if inside else None
         if os.path.basename(filename) == KERNEL_FILENAME:
             return f"cu:{line}"
         return None
@@ -79,22 +104,19 @@ class LineMap:
     sass_offsets: dict[int, int] = field(default_factory=dict)
     python_first_line: int = 1
 
-    def _pane_key(self, python_line: int) -> str:
-        return f"py:{python_line - self.python_first_line + 1}"
-
     def python_to_sass(self, python_line: int) -> list[int]:
         """SASS instruction offsets that came from file line ``python_line`` of the function."""
-        key = self._pane_key(python_line)
+        key = python_key(python_line, self.python_first_line)
         return sorted({self.sass_offsets[i] for i, keys in self.sass.items() if key in keys})
 
     def python_to_ptx(self, python_line: int) -> list[int]:
         """0-based lines of the shown PTX that came from file line ``python_line``."""
-        key = self._pane_key(python_line)
+        key = python_key(python_line, self.python_first_line)
         return sorted(i for i, keys in self.ptx.items() if key in keys)
 
     def python_to_cuda(self, python_line: int) -> list[int]:
         """Lines of ``kernel.cu`` where file line ``python_line`` was inlined."""
-        key = self._pane_key(python_line)
+        key = python_key(python_line, self.python_first_line)
         found = set()
         for keys in (*self.ptx.values(), *self.sass.values()):
             if key in keys:
@@ -104,7 +126,7 @@ class LineMap:
     def python_lines(self) -> list[int]:
         """File lines of the function that reached the SASS."""
         keys = {k for keys in self.sass.values() for k in keys if k.startswith("py:")}
-        return sorted(int(k[3:]) + self.python_first_line - 1 for k in keys)
+        return sorted(python_line(k, self.python_first_line) for k in keys)
 
     def links(self, python_text: str, cuda_text: str) -> dict[str, dict[str, list[str]]]:
         """Return the bundle's ``links``: keys of every line of each pane (see docs/bundle.md)."""

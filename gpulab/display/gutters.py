@@ -29,8 +29,14 @@ def _class_id(value: Any) -> str:
     return value if isinstance(value, str) and CLASS_ID.fullmatch(value) else "other"
 
 
+def parse_key(key: Any) -> tuple[str, int] | None:
+    """Split a line's key, ``"py:12"`` (row 12 of the Python pane), into ``("py", 12)``; None for anything else."""
+    kind, _, num = str(key).partition(":")
+    return (kind, int(num)) if num.isdigit() else None
+
+
 def cost_gutter(bundle: dict) -> dict[int, str]:
-    """The Python pane's cost bars, by 0-based line: each a stack of segments, one per class."""
+    """The Python pane's cost bars, by 0-based row (found by each line's ``key``): a stack of segments per class."""
     analysis = bundle.get("analysis") or {}
     costs = analysis.get("costs") or {}
     lines = [row for row in costs.get("python") or [] if isinstance(row, dict)]
@@ -38,20 +44,21 @@ def cost_gutter(bundle: dict) -> dict[int, str]:
     heaviest = max((row.get("total") or 0 for row in lines), default=0)
     bars = {}
     for row in lines:
+        key = parse_key(row.get("key"))
         counts: dict[str, int] = {}
         for part in ("computes", "supports"):
             for klass, n in (row.get(part) or {}).items():
                 counts[klass] = counts.get(klass, 0) + int(n)
         total = sum(counts.values())
-        if not total or not heaviest:
+        if not total or not heaviest or key is None or key[0] != "py":
             continue
         segments = "".join(f'<i class="gl-k-{_class_id(k)}" style="flex-grow:{n}"></i>'
                            for k, n in sorted(counts.items(), key=lambda item: -item[1]))
         title = (f"{total} SASS instruction{'s' if total != 1 else ''}: "
                  + ", ".join(f"{n} {labels.get(k, k)}" for k, n in sorted(counts.items(), key=lambda i: -i[1]))
                  + (f"; peak {row['peak_live']} live registers" if row.get("peak_live") is not None else ""))
-        bars[int(row.get("line", 0)) - 1] = (f'<span class="gl-g" title="{_esc(title)}"><span style="width:'
-                                             f'{100 * total / heaviest:.0f}%">{segments}</span></span>')
+        bars[key[1] - 1] = (f'<span class="gl-g" title="{_esc(title)}"><span style="width:'
+                                       f'{100 * total / heaviest:.0f}%">{segments}</span></span>')
     return bars
 
 

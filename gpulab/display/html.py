@@ -98,12 +98,6 @@ def _int(value: Any, default: int) -> int:
         return default
 
 
-def _parse_key(key: Any) -> tuple[str, int] | None:
-    """Split ``"py:12"`` into ``("py", 12)``; None for anything else."""
-    kind, _, num = str(key).partition(":")
-    return (kind, int(num)) if num.isdigit() else None
-
-
 def _key_title(keys: list, first_lines: dict[str, int]) -> str:
     """Name the source lines of `keys`, e.g. ``"Python line 3; CUDA lines 42, 17"`` (in the keys' order).
 
@@ -112,7 +106,7 @@ def _key_title(keys: list, first_lines: dict[str, int]) -> str:
     lines: dict[str, dict[int, None]] = {}  # label -> its line numbers, in order, each once
     others = []
     for key in keys:
-        parsed = _parse_key(key)
+        parsed = gutters.parse_key(key)
         if parsed and parsed[0] in _SOURCE_NAMES:
             pane, label = _SOURCE_NAMES[parsed[0]]
             lines.setdefault(label, {})[first_lines.get(pane, 1) + parsed[1] - 1] = None
@@ -126,7 +120,7 @@ def _key_title(keys: list, first_lines: dict[str, int]) -> str:
 def _line_colour(keys: list) -> str | None:
     """The class of the palette colour of the first ``py:N`` key (``gl-y3``), or None."""
     for key in keys:
-        parsed = _parse_key(key)
+        parsed = gutters.parse_key(key)
         if parsed and parsed[0] == "py" and parsed[1] >= 1:
             return f"gl-y{colour_index(parsed[1])}"
     return None

@@ -84,4 +84,4 @@ def test_the_view_waits_for_no_second_nvdisasm(tmp_path, monkeypatch):
     finally:
         reset_default_cache()
     assert tools.count("nvdisasm") == 1
-    assert any(row.python_line == 2 for row in rows) and any(row.live for row in rows)
+    assert any(row.python_line == scaled.__code__.co_firstlineno + 1 for row in rows) and any(row.live for row in rows)

@@ -306,7 +306,7 @@ def test_a_captured_array_is_packed_where_its_struct_says():
 # --- the view ----------------------------------------------------------------------
 def _sass_of_line(build, line: int) -> list[str]:
     """The SASS instructions the view lights for file line ``line`` of the kernel."""
-    key = f"py:{line - build.line_map.python_first_line + 1}"
+    key = build.python_key(line)
     shown = build.sass.splitlines()
     return [shown[i] for i, keys in sorted(build.line_map.sass.items()) if key in keys]
 

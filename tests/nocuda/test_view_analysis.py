@@ -38,7 +38,7 @@ def _first_line(bundle):
     return next(p["first_line"] for p in bundle["panes"] if p["id"] == "python")
 
 
-def test_the_header_names_the_float64_line_by_its_pane_number_with_the_fix(promoted_bundle):
+def test_the_header_names_the_float64_line_as_the_pane_prints_it_with_the_fix(promoted_bundle):
     (found,) = [d for d in promoted_bundle["header"]["diagnostics"] if d["kind"] == "float64"]
     shown = _first_line(promoted_bundle) + 1  # the return line
     assert found["key"] == "py:2" and found["line"] == f"Python line {shown}"

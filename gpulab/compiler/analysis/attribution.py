@@ -46,7 +46,7 @@ class Attribution:
     Attributes
     ----------
     python_line : int or None
-        1-based line of the Python pane.
+        The Python line, as its file or cell numbers it (what the Python pane prints beside it).
     cuda_line : int or None
         1-based line of ``kernel.cu``.
     role : {"computes", "supports", "inlined", "kernel"}
@@ -57,12 +57,12 @@ class Attribution:
     role: str
 
 
-def def_line(python_source: str) -> int:
-    """The 1-based pane line of the function's ``def`` (after any decorators)."""
-    for number, text in enumerate(python_source.splitlines(), 1):
+def def_line(python_source: str, first_line: int) -> int:
+    """The line of the function's ``def`` (after any decorators) in a Python pane whose first line is ``first_line``."""
+    for number, text in enumerate(python_source.splitlines(), first_line):
         if text.lstrip().startswith(("def ", "async def ")):
             return number
-    return 1
+    return first_line
 
 
 def _lines(chain, sources: Sources, wrapper_line: int) -> tuple[int | None, int | None, list[int]]:
@@ -73,7 +73,7 @@ def _lines(chain, sources: Sources, wrapper_line: int) -> tuple[int | None, int 
         if python is None and location.file.endswith(WRAPPER_FILENAME):
             python = wrapper_line
         elif key and key.startswith("py:") and python is None:
-            python = int(key[3:])
+            python = sources.python_line(key)
         elif key and key.startswith("cu:"):
             cuda_lines.append(int(key[3:]))
             cuda = cuda if cuda is not None else int(key[3:])
@@ -83,7 +83,7 @@ def _lines(chain, sources: Sources, wrapper_line: int) -> tuple[int | None, int 
 def attribute(instructions: list[Instruction], classes: list[str], sources: Sources,
               python_source: str) -> list[Attribution]:
     """The :class:`Attribution` of each instruction (``classes`` are their class ids)."""
-    wrapper_line = def_line(python_source)
+    wrapper_line = def_line(python_source, sources.python_first_line)
     found = [_lines(i.chain, sources, wrapper_line) for i in instructions]
     call_sites = {line for python, _, lines in found if python is not None for line in lines}
     values = computing(instructions)

@@ -21,10 +21,18 @@ SASS_FIELDS = ("class", "role", "python_line", "cuda_line", "live")
 def analysis_bundle(build: Build, panes=("sass", "ptx")) -> dict:
     """Everything the view shows about what a build costs, as plain JSON-able data.
 
-    The SASS rows, opcodes and guide entries of a pane not in `panes` are left out.
+    Every Python line is named as its file or cell numbers it; what is tied
+    to one (a line's costs, a diagnostic, a kernel's pressure peak) also
+    carries its ``key``, which finds its row of the Python pane. The SASS
+    rows, opcodes and guide entries of a pane not in `panes` are left out.
     """
     rows = analyse(build).rows
+
+    def key(line):
+        return build.python_key(line) if line is not None else None
+
     found_calls = calls(build)
+    costs = line_costs(build).as_dict()
     ptx_lines = ({str(i): op for i, op in enumerate(map(ptx_opcode, build.ptx.splitlines())) if op}
                  if "ptx" in panes else {})
     sass_rows = rows if "sass" in panes else []
@@ -34,11 +42,12 @@ def analysis_bundle(build: Build, panes=("sass", "ptx")) -> dict:
         "classes": [{"id": c.id, "label": c.label, "description": c.description} for c in classes()],
         "sass_fields": list(SASS_FIELDS),
         "sass": {str(r.instruction.line): [r.klass, r.role, r.python_line, r.cuda_line, r.live] for r in sass_rows},
-        "costs": line_costs(build).as_dict(),
-        "pressure": {kernel: found.as_dict() for kernel, found in pressure(build).items()},
+        "costs": {**costs, "python": [{**line, "key": key(line["line"])} for line in costs["python"]]},
+        "pressure": {kernel: {**found.as_dict(), "peak_key": key(found.peak_python_line)}
+                     for kernel, found in pressure(build).items()},
         "calls": [c.as_dict() for c in found_calls],
         "call_counts": count_by_kind(found_calls),
-        "diagnostics": [d.as_dict() for d in diagnostics(build)],
+        "diagnostics": [{**d.as_dict(), "key": key(d.python_line)} for d in diagnostics(build)],
         "opcodes": {"sass": {str(r.instruction.line): r.instruction.opcode for r in sass_rows}, "ptx": ptx_lines},
         "guide": {"sass": {op: _guide_entry(op) for op in sass_ops},
                   "ptx": {op: _guide_entry(op) for op in sorted(set(ptx_lines.values()))}},

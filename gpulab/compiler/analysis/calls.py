@@ -46,7 +46,7 @@ class Call:
     count : int
         How many ``CALL`` instructions call it.
     python_lines : dict of int to int
-        Python pane line -> calls placed there (empty for the template's own).
+        Python line (as its file or cell numbers it) -> calls placed there (empty for the template's own).
     cuda_lines : dict of int to int
         ``kernel.cu`` line -> calls placed there.
     sass_lines : tuple of int

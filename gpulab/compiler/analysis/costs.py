@@ -20,7 +20,7 @@ class LineCost:
     Attributes
     ----------
     line : int
-        1-based line of the Python pane (or of ``kernel.cu``).
+        The Python line as its file or cell numbers it (or the 1-based line of ``kernel.cu``).
     text : str
         The line itself.
     computes : Counter
@@ -108,14 +108,13 @@ def line_costs(build: Build) -> LineCosts:
         ``as_dict()`` for the view.
     """
     found = analyse(build)
-    python_text = build.python_source.splitlines()
     cuda_text = build.source.splitlines()
     python: dict[int, LineCost] = {}
     cuda: dict[int, LineCost] = {}
     inlined, kernel = Counter(), Counter()
     for row in found.rows:
         if row.python_line is not None:
-            line = python.setdefault(row.python_line, LineCost(row.python_line, _text(python_text, row.python_line)))
+            line = python.setdefault(row.python_line, LineCost(row.python_line, build.python_text(row.python_line)))
             line._add(row, line.computes if row.role == "computes" else line.supports)
         elif row.role == "inlined":
             inlined[row.klass] += 1

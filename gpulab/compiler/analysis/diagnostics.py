@@ -48,8 +48,9 @@ class Diagnostic:
     severity : {"warning", "info"}
         ``warning``: it costs time that a change in the code would save.
     python_line : int or None
-        1-based line of the Python pane it comes from; None when it comes
-        from gpulab's template or from the inputs.
+        The Python line it comes from, as its file or cell numbers it (the
+        number the Python pane prints beside it, and the one its message
+        names); None when it comes from gpulab's template or from the inputs.
     message : str
         What was found.
     fix : str
@@ -121,9 +122,9 @@ def _touches_float64(row) -> bool:
     return row.klass == "fp64" or (row.klass == "conv" and "F64" in row.instruction.modifiers)
 
 
-def _line_names(source: str, line: int) -> tuple[list[str], list[str], list[str]]:
-    """Float literals, names and called functions (``math.sin``) written on a line of the function."""
-    text = textwrap.dedent(source)
+def _line_names(build: Build, line: int) -> tuple[list[str], list[str], list[str]]:
+    """Float literals, names and called functions (``math.sin``) written on Python line ``line`` of the build."""
+    text = "\n" * (build.python_first_line - 1) + textwrap.dedent(build.python_source)  # numbered as shown
     try:
         tree = parse(text)
     except SyntaxError:
@@ -153,12 +154,12 @@ def _float64(build: Build) -> list[Diagnostic]:
     by_line: dict[int, list] = {}
     for row in rows:
         by_line.setdefault(row.python_line, []).append(row)
-    signature = def_line(build.python_source)
+    signature = def_line(build.python_source, build.python_first_line)
     lines = [line for line in by_line if line != signature] or list(by_line)
     result = []
     for line in sorted(lines):
         line_rows = by_line[line] + (by_line.get(signature, []) if line == lines[0] and line != signature else [])
-        literals, names, called = _line_names(build.python_source, line)
+        literals, names, called = _line_names(build, line)
         doubles = [n for n in names if n in uniforms]
         arithmetic = sum(r.klass == "fp64" for r in line_rows)
         conversions = len(line_rows) - arithmetic
@@ -180,7 +181,7 @@ def _float64(build: Build) -> list[Diagnostic]:
             fix = "convert float64 values with f32(...) (gpulab.f32) before the arithmetic"
         result.append(Diagnostic(
             "float64", severity, line,
-            f"line {_shown(build, line)} computes in float64: {cause} ({arithmetic} FP64 instructions, "
+            f"line {line} computes in float64: {cause} ({arithmetic} FP64 instructions, "
             f"{conversions} conversions to and from float64{rate}).",
             fix, {"fp64_instructions": arithmetic, "conversions": conversions,
                   "fp64_per_fp32": ratio, "target": build.target.arch, "literals": literals,
@@ -218,7 +219,7 @@ def _calls(build: Build) -> list[Diagnostic]:
         what, fix = _CALL_FIXES[call.kind]
         line = max(call.python_lines, key=call.python_lines.get) if call.python_lines else None
         if line is not None:
-            where = f"line {_shown(build, line)}"
+            where = f"line {line}"
         else:
             cuda = max(call.cuda_lines, key=call.cuda_lines.get) if call.cuda_lines else None
             where = f"gpulab's template, kernel.cu line {cuda}" if cuda else "gpulab's template"
@@ -260,8 +261,8 @@ def _local_memory(build: Build) -> list[Diagnostic]:
                 f"ptxas spilled registers to local memory: {resources.spill_stores} bytes stored, "
                 f"{resources.spill_loads} loaded ({len(local)} LDL/STL){capped}{reason}. "
                 f"Pressure peaks at {peak.peak_live} live registers "
-                f"({_where(build, peak.peak_python_line, peak.peak_cuda_line)})"
-                + (f"; of the Python lines, line {_shown(build, peak.busiest_python_line)} keeps the most live."
+                f"({_where(peak.peak_python_line, peak.peak_cuda_line)})"
+                + (f"; of the Python lines, line {peak.busiest_python_line} keeps the most live."
                    if peak.busiest_python_line else "."),
                 "keep fewer values live at that line: fewer temporaries, float32 instead of float64, "
                 "no calls (see the call diagnostics)", {**evidence, "register_cap": cap}))
@@ -279,14 +280,9 @@ def _local_memory(build: Build) -> list[Diagnostic]:
     return result
 
 
-def _shown(build: Build, line: int) -> int:
-    """The number the Python pane prints beside its line `line` (its 1-based line)."""
-    return build.python_first_line + line - 1
-
-
-def _where(build: Build, python_line, cuda_line) -> str:
+def _where(python_line, cuda_line) -> str:
     if python_line:
-        return f"Python line {_shown(build, python_line)}"
+        return f"Python line {python_line}"
     return f"kernel.cu line {cuda_line}" if cuda_line else "no source line"
 
 
@@ -351,7 +347,7 @@ def _layout(array) -> tuple[bool, int]:
 
 def _unvectorised(build: Build, inputs) -> list[Diagnostic]:
     vec = build.geometry.vec
-    signature = def_line(build.python_source)
+    signature = def_line(build.python_source, build.python_first_line)
     names = _parameters(build.python_source)
     loaded = [(i, t) for i, t in enumerate(build.inputs) if not build.options.iota[i]]
     evidence = {"vector_items": vec, "load_widths": _load_widths(build)}
@@ -414,7 +410,7 @@ def _occupancy(build: Build) -> list[Diagnostic]:
         cap = _register_cap(build)
         if now.limited_by == "registers":
             line = found.peak_python_line
-            fix = (f"keep fewer values live ({_where(build, found.peak_python_line, found.peak_cuda_line)} is the peak)"
+            fix = (f"keep fewer values live ({_where(found.peak_python_line, found.peak_cuda_line)} is the peak)"
                    if build.options.lto else "link with LTO: a called operator needs registers for the call ABI")
             if cap:
                 fix += f"; the template caps registers at {cap} on purpose, for this many blocks"

@@ -23,8 +23,10 @@ class Row:
     instruction : Instruction
     klass : str
         Its class id (see :func:`gpulab.compiler.analysis.guide.classes`).
-    python_line, cuda_line : int or None
-        1-based lines of the Python pane and of ``kernel.cu``.
+    python_line : int or None
+        The Python line, as its file or cell numbers it (what the Python pane prints beside it).
+    cuda_line : int or None
+        1-based line of ``kernel.cu``.
     role : {"computes", "supports", "inlined", "kernel"}
         See :mod:`gpulab.compiler.analysis.attribution`.
     live : int or None

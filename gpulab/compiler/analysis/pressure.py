@@ -30,7 +30,8 @@ class Pressure:
     peak_python_line, peak_cuda_line : int or None
         The source lines of that instruction.
     python_peaks : dict of int to int
-        Python pane line -> the most registers live at its instructions.
+        Python line (as its file or cell numbers it, as every line here) -> the most registers live at its
+        instructions.
     busiest_python_line : int or None
         The Python line with the most registers live (the peak itself may be in template code).
     occupancy : Occupancy
@@ -39,8 +40,6 @@ class Pressure:
         The most registers that would give more resident blocks, and that occupancy.
     more : (int, Occupancy) or None
         The fewest registers that would give fewer resident blocks, and that occupancy.
-    first_line : int
-        The number the Python pane prints beside its line 1 (what :meth:`summary` names lines by).
     """
 
     kernel: str
@@ -54,7 +53,6 @@ class Pressure:
     occupancy: Occupancy
     fewer: tuple[int, Occupancy] | None
     more: tuple[int, Occupancy] | None
-    first_line: int = 1
 
     def summary(self) -> str:
         """``"26 registers: 100% occupancy; at 33 it would drop to 75%"``, and where the peak is."""
@@ -63,7 +61,7 @@ class Pressure:
             head += f" (limited by registers); at {self.fewer[0]} it would rise to {_percent(self.fewer[1])}"
         elif self.more:
             head += f"; at {self.more[0]} it would drop to {_percent(self.more[1])}"
-        where = f"Python line {self.first_line + self.peak_python_line - 1}" if self.peak_python_line else (
+        where = f"Python line {self.peak_python_line}" if self.peak_python_line else (
             f"kernel.cu line {self.peak_cuda_line}" if self.peak_cuda_line else "no source line")
         return f"{head}. Peak {self.peak_live} live at {where}."
 
@@ -111,5 +109,5 @@ def pressure(build: Build) -> dict[str, Pressure]:
         result[kernel] = Pressure(
             kernel, resources.registers, top.live if top else 0, top.instruction.line if top else None,
             top.python_line if top else None, top.cuda_line if top else None, dict(sorted(peaks.items())),
-            max(peaks, key=peaks.get, default=None), now, fewer, more, build.python_first_line)
+            max(peaks, key=peaks.get, default=None), now, fewer, more)
     return result
