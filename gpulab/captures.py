@@ -106,12 +106,14 @@ def array_type(value, name: str, kernel) -> ArrayType:
     if not is_array(value):
         raise KernelTypeError(f"{where} now holds a {type(value).__name__}; a captured array must stay an array "
                               "(a NumPy array on the host, a device array on a GPU)", kernel.location())
-    dtype = _dtype_of(value)
+    if isinstance(value, np.ma.MaskedArray):
+        raise KernelTypeError(masked_refusal(where, name), kernel.location())
+    dtype, shape = _described_by(value, where, kernel)
     try:
         element = element_type(dtype)
     except KernelTypeError as exc:
         raise KernelTypeError(f"{where}: {exc.message}", kernel.location()) from None
-    ndim = len(value.shape)
+    ndim = len(shape)
     if not 1 <= ndim <= MAX_DIMS:
         raise KernelTypeError(f"{where} has {ndim} dimensions; a kernel reads arrays of 1 to {MAX_DIMS} (capture "
                               "a 0-d array's value as a scalar instead)", kernel.location())
@@ -122,12 +124,35 @@ def array_type(value, name: str, kernel) -> ArrayType:
     return ArrayType(element, ndim)
 
 
-def _dtype_of(value) -> np.dtype:
-    if hasattr(value, "dtype"):
-        return np.dtype(value.dtype)
-    import cupy  # a DLPack-only device array: read its type through CuPy
+def masked_refusal(what: str, name: str) -> str:
+    """Why ``what``, a NumPy masked array named ``name``, is refused as an input or a captured array, and what
+    to pass instead."""
+    return (f"{what} is a NumPy masked array, but a kernel reads every item and knows no mask: pass "
+            f"{name}.filled(value) (masked items replaced by a value of your choice) or {name}.compressed() "
+            "(masked items left out)")
 
-    return cupy.from_dlpack(value).dtype
+
+def _described_by(value, where: str, kernel) -> tuple[np.dtype, tuple]:
+    """A captured array's dtype and shape; a DLPack-only object's are read through NumPy (CPU) or CuPy."""
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return np.dtype(value.dtype), tuple(value.shape)
+    try:
+        view = as_array(value)
+        return view.dtype, view.shape
+    except Exception as exc:  # noqa: BLE001 - the object's own DLPack export failed: say so in gpulab's words
+        raise KernelTypeError(f"{where} offers DLPack but gives no array through it ({type(exc).__name__}: "
+                              f"{exc}); capture a NumPy or CuPy array", kernel.location()) from None
+
+
+def as_array(value):
+    """A NumPy array (DLPack on the CPU) or a CuPy array (a device's) viewing ``value``'s memory."""
+    if type(value) is np.ndarray:
+        return value
+    if isinstance(value, np.ndarray) or not is_device_array(value):
+        return np.asarray(value) if isinstance(value, np.ndarray) else np.from_dlpack(value)
+    import cupy
+
+    return cupy.from_dlpack(value)
 
 
 def rewrite_reads(definition: ast.FunctionDef, arrays, first: int = 0) -> None:

@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from .captures import masked_refusal
 from .device import require_host_memory
 from .errors import ConversionError, HostArrayError, LengthMismatchError
 from .iota import Iota
@@ -73,6 +74,8 @@ def host_items(x, element: ElementType, label: str, kernel_name: str | None = No
         require_host_memory(x.size * max(dtype.itemsize, Iota.dtype.itemsize),
                             f"the {label}, gpulab.iota({x.size}), stored on the host,")
         return (np.arange(x.size, dtype=Iota.dtype) + x.start).astype(dtype, copy=False)
+    if isinstance(x, np.ma.MaskedArray):
+        raise ConversionError(masked_refusal(f"the {label}", "x"))
     if hasattr(x, "dtype"):
         array = np.asarray(x)
         if not same_type(array.dtype, dtype):

@@ -50,6 +50,17 @@ class SourceLocation:
         return f"{head}\n    {text}{caret}"
 
 
+def described(value) -> str:
+    """``value`` as a message names a wrong argument: its text when short, and its type (``b'FFMA' (a bytes)``)."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a user's object whose repr fails is still named by its type
+        text = ""
+    name = type(value).__name__
+    kind = f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    return f"{text} ({kind})" if text and len(text) <= 40 and "\n" not in text else kind
+
+
 class GpulabError(Exception):
     """Base class of every gpulab error."""
 

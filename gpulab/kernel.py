@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import captures
-from .errors import KernelTypeError, NestingError, SourceLocation, SourceMismatchError
+from .errors import KernelNameError, KernelTypeError, NestingError, SourceLocation, SourceMismatchError
 from .purity import ALLOWED_BUILTINS, Analysis, analyse, is_scalar, visible_names
 from .types import ElementType, element_type
 
@@ -170,9 +170,24 @@ class Kernel:
         return tuple(captures.array_type(value, name, self) for name, value in zip(self.arrays, self.array_values()))
 
     def _free_values(self, names) -> tuple:
+        """The current values of free names, from the function's closure cells, else its globals.
+
+        Raises
+        ------
+        KernelNameError
+            When a name is gone (``del x`` after the kernel was checked).
+        """
         code, closure = self.pyfunc.__code__, self.pyfunc.__closure__ or ()
         cells = dict(zip(code.co_freevars, closure))
-        return tuple(cells[name].cell_contents if name in cells else self.pyfunc.__globals__[name] for name in names)
+        values = []
+        for name in names:
+            try:
+                values.append(cells[name].cell_contents if name in cells else self.pyfunc.__globals__[name])
+            except (KeyError, ValueError):  # a deleted global; an emptied closure cell
+                raise KernelNameError(f"`{self.name}` reads `{name}`, which is no longer defined (it was deleted "
+                                      f"after `{self.name}` was checked): define `{name}` again",
+                                      self.location()) from None
+        return tuple(values)
 
     def uniform_types(self) -> tuple[ElementType, ...]:
         """Return the uniforms' element types, from their current values."""

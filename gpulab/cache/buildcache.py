@@ -50,15 +50,28 @@ def directory_from_env() -> Path:
     """
     explicit = os.environ.get(ENV_DIR)
     if explicit:
-        return Path(explicit).expanduser()
+        return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "gpulab"
+    return Path(xdg or "~/.cache") / "gpulab"
 
 
 def shared_from_env() -> tuple[Path, ...]:
     """Return the shared folders ``$GPULAB_SHARED_CACHE_DIR`` names (``os.pathsep``-separated, like ``PATH``)."""
-    return tuple(Path(part).expanduser() for part in os.environ.get(ENV_SHARED, "").split(os.pathsep) if part)
+    return tuple(Path(part) for part in os.environ.get(ENV_SHARED, "").split(os.pathsep) if part)
+
+
+def expanded(path: Path) -> Path:
+    """``path`` with a leading ``~`` or ``~user`` expanded.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the home folder it names cannot be found (an unknown user, no ``$HOME``).
+    """
+    try:
+        return path.expanduser()
+    except RuntimeError as exc:  # pathlib's word for an unknown ~user or a missing home
+        raise FileNotFoundError(f"{path} names a home folder that cannot be found ({exc})") from None
 
 
 def max_bytes_from_env() -> int:
@@ -115,6 +128,7 @@ def _open_private(path: Path) -> _Layer:
         _warn("this platform cannot open files relative to a checked folder; caching in memory only")
         return _Layer("private", path, None, "unsupported here: memory only")
     try:
+        path = expanded(path)
         folder = EntryFolder(path, shared=False)
     except Untrusted as exc:
         _warn(f"not using the build cache folder: {exc}; caching in memory only. Make it a folder only you "
@@ -133,6 +147,7 @@ def _open_private(path: Path) -> _Layer:
 def _open_shared(path: Path) -> _Layer:
     """Open a shared read-only folder, or say (once) why it is not used."""
     try:
+        path = expanded(path)
         return _Layer("shared", path, EntryFolder(path, shared=True), "read-only")
     except Untrusted as exc:
         _warn(f"not using the shared build cache {path}: {exc}. Whoever set {ENV_SHARED} should give it to "
@@ -185,7 +200,7 @@ class BuildCache:
     def __init__(self, directory: str | os.PathLike[str] | None = None, *,
                  shared: list[str | os.PathLike[str]] | tuple | None = None,
                  max_bytes: int | None = None, memory_entries: int = DEFAULT_MEMORY_ENTRIES):
-        path = directory_from_env() if directory is None else Path(directory).expanduser()
+        path = directory_from_env() if directory is None else Path(directory)
         self._max_bytes = max_bytes_from_env() if max_bytes is None else _check_bound(max_bytes, "max_bytes", 0)
         self._memory: LRU[Any] = LRU(_check_bound(memory_entries, "memory_entries", 1))
         self._lock = threading.Lock()
@@ -193,7 +208,7 @@ class BuildCache:
         self._hits = self._misses = self._builds = 0
         self._private = _open_private(path)
         self._writable = self._private.folder is not None and not self._private.state
-        shared_paths = shared_from_env() if shared is None else tuple(Path(p).expanduser() for p in shared)
+        shared_paths = shared_from_env() if shared is None else tuple(Path(p) for p in shared)
         self._shared = tuple(_open_shared(p) for p in shared_paths)
 
     def get_or_build(self, key: str, build: Callable[[], T], *,

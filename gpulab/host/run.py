@@ -112,10 +112,10 @@ def operator_for(kernel: Kernel, signature: Signature) -> tuple[HostOperator, tu
 
 def _captured(kernel: Kernel):
     for name, value in zip(kernel.arrays, kernel.array_values()):
-        if type(value) is not np.ndarray:
+        if captures.is_device_array(value):
             raise HostArrayError(f"`{kernel.name}` captures `{name}`, a device array, but this call runs on the host; "
                                  f"capture a host copy (gpulab.to_host({name})) or run on a GPU device")
-        yield value
+        yield captures.as_array(value)
 
 
 def _build(kernel: Kernel, signature: Signature, uniform_types, array_types) -> HostOperator:
@@ -251,7 +251,7 @@ def interpret(operator: HostOperator, loop, *args, start: int = 0) -> None:
 def _index_error(kernel: Kernel, exc: captures.OutOfBounds):
     """The :class:`~gpulab.errors.KernelIndexError` of a host read out of bounds (``exc.args``: see its class)."""
     line, column, array, *index = exc.args
-    captured = captures.Captured(kernel, kernel.arrays[array], kernel.array_values()[array].shape)
+    captured = captures.Captured(kernel, kernel.arrays[array], captures.as_array(kernel.array_values()[array]).shape)
     return captures.index_error(captured, line, column, tuple(index))
 
 

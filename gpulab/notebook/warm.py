@@ -31,7 +31,7 @@ from ..cache.folder import EntryFolder
 from ..compiler.target import parse_target
 from ..errors import ToolkitNotFoundError, WarmError
 
-__all__ = ["Warmed", "kernel_manager", "notebooks_in", "warm"]
+__all__ = ["Warmed", "kernel_manager", "notebooks_in", "read_notebook", "warm"]
 
 CELL_TIMEOUT_S = 600
 UNBOUNDED = str(2**62)
@@ -83,6 +83,27 @@ def notebooks_in(paths) -> list[Path]:
     return found
 
 
+def read_notebook(path: Path):
+    """The notebook at ``path``, as nbformat 4.
+
+    Raises
+    ------
+    WarmError
+        When the file is not a notebook nbformat can read (not JSON, not a notebook's structure).
+    OSError
+        When it cannot be read at all.
+    """
+    import nbformat
+
+    try:
+        return nbformat.read(path, as_version=4)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - nbformat raises many classes for a file that is no notebook
+        raise WarmError(f"{path} is not a notebook nbformat can read ({type(exc).__name__}: {exc}); "
+                        "warm runs .ipynb files that Jupyter saved") from None
+
+
 def _setup_cell(target: str | None) -> str | None:
     return None if target is None else f"%load_ext gpulab\n%gpulab defaults --target {target}"
 
@@ -117,7 +138,7 @@ def _execute(path: Path, folder: Path, target: str | None) -> None:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    notebook = nbformat.read(path, as_version=4)
+    notebook = read_notebook(path)
     setup = _setup_cell(target)
     if setup:
         notebook.cells.insert(0, nbformat.v4.new_code_cell(setup))
@@ -153,7 +174,7 @@ def warm(paths, out, targets=()) -> Warmed:
     Raises
     ------
     WarmError
-        When a notebook stops at an error (a learner's run would too).
+        When a file is not a notebook, or a notebook stops at an error (a learner's run would too).
     TargetError
         For a target gpulab or the installed toolchain does not build for.
     Untrusted, OSError
@@ -161,6 +182,8 @@ def warm(paths, out, targets=()) -> Warmed:
     """
     passes = [None, *(parse_target(t).arch for t in targets)]
     notebooks = notebooks_in(paths)
+    for notebook in notebooks:  # every one readable before any runs
+        read_notebook(notebook)
     folder_path = Path(out).expanduser().absolute()
     folder = EntryFolder(folder_path, shared=False)
     report = Warmed(folder_path)

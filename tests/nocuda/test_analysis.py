@@ -21,6 +21,7 @@ from gpulab.compiler.analysis.bundle import analysis_bundle
 from gpulab.compiler.analysis.calls import classify_calls
 from gpulab.compiler.analysis.dataflow import computing
 from gpulab.compiler.analysis.diff import BuildDiff
+from gpulab.errors import ArgumentError
 from gpulab.compiler.analysis.model import analyse
 from gpulab.notebook.formatters import diagnostics_mimebundle, diff_mimebundle, line_costs_mimebundle
 
@@ -368,7 +369,29 @@ def test_unknown_opcodes_and_modifiers_say_so():
     assert "unknown modifier" in str(explain("FADD.WOBBLY"))
 
 
+@pytest.mark.parametrize("value, said", [(None, "None (a NoneType)"), (123, "123 (an int)"),
+                                         (b"FFMA", "b'FFMA' (a bytes)")])
+def test_explain_says_what_to_pass(value, said):
+    """``explain(None)``, ``explain(123)``: AttributeError 'strip'; ``explain(b"FFMA")``: TypeError."""
+    with pytest.raises(ArgumentError, match=re.escape(f'takes an instruction as text, such as "FFMA" or '
+                                                      f'"ld.global.v4.f32", not {said}')):
+        explain(value)
+
+
 # ---------------------------------------------------------------- diffs
+
+
+def test_diff_says_what_to_pass_and_how_to_build_for_a_target(build_of):
+    """``diff(build, None)`` and ``diff(build, "sm_80")`` raised AttributeError 'key'."""
+    build = build_of("map", single)
+    with pytest.raises(ArgumentError, match=re.escape("compares two builds (what gpulab.compile returns); b is None")):
+        gpulab.diff(build, None)
+    with pytest.raises(ArgumentError, match=re.escape("a is 'sm_80' (a str)")):
+        gpulab.diff("sm_80", build)
+    with pytest.raises(ArgumentError, match=re.escape("b is 'sm_80' (a str). To compare this build with the same "
+                                                      "function built for sm_80, build it there: gpulab.diff(build, "
+                                                      "gpulab.compile('map', single, target='sm_80'))")):
+        gpulab.diff(build, "sm_80")
 
 
 def test_diff_fma_against_no_fma(build_of):

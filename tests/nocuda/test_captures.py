@@ -194,6 +194,82 @@ def test_a_device_array_captured_on_the_host_says_how_to_move_it(monkeypatch):
         gpulab.map(forms.smooth, gpulab.iota(2, start=1), device="host")
 
 
+class DLPackOnly:
+    """A CPU array seen only through DLPack: no ``dtype``, no ``shape``."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, stream=None, **options):
+        return self._array.__dlpack__(**options)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+class BrokenDLPack(DLPackOnly):
+    def __dlpack__(self, stream=None, **options):
+        raise TypeError("no export today")
+
+
+def test_an_object_seen_only_through_dlpack_is_read_on_the_host_and_typed_for_the_device(monkeypatch):
+    """Capturing an object with ``__dlpack__`` and no dtype raised CuPy's TypeError (CPU arrays cannot be
+    directly imported)."""
+    monkeypatch.setattr(forms, "line", DLPackOnly(np.arange(5, dtype=np.float32)))
+    np.testing.assert_allclose(gpulab.map(forms.smooth, gpulab.iota(3, start=1), device="host"), [1, 2, 3])
+    assert dict(make_spec("map", forms.smooth, target="sm_90").arrays)["line"].element.name == "float32"
+    with pytest.raises(KernelIndexError, match=r"outside `line` of shape \(5,\)"):
+        gpulab.map(forms.smooth, gpulab.iota(4, start=1), device="host")
+    monkeypatch.setattr(forms, "line", BrokenDLPack(np.arange(5, dtype=np.float32)))
+    for attempt in (lambda: gpulab.map(forms.smooth, gpulab.iota(3, start=1), device="host"),
+                    lambda: gpulab.compile("map", forms.smooth, target="sm_90")):
+        with pytest.raises(KernelTypeError, match=r"captured array `line` of `smooth` offers DLPack but gives no "
+                                                  r"array through it \(TypeError: no export today\)"):
+            attempt()
+
+
+def test_a_masked_array_is_refused_as_a_captured_array_and_as_an_input(monkeypatch):
+    """A masked array was called "a device array" when captured; as an input its mask was ignored."""
+    masked = np.ma.masked_array(np.arange(5, dtype=np.float32), mask=[0, 1, 0, 0, 0])
+    monkeypatch.setattr(forms, "line", masked)
+    for attempt in (lambda: gpulab.map(forms.smooth, gpulab.iota(3, start=1), device="host"),
+                    lambda: gpulab.compile("map", forms.smooth, target="sm_90")):
+        with pytest.raises(KernelTypeError, match=re.escape("captured array `line` of `smooth` is a NumPy masked "
+                                                            "array, but a kernel reads every item and knows no mask: "
+                                                            "pass line.filled(value)")):
+            attempt()
+    with pytest.raises(gpulab.errors.ConversionError, match=r"the input 0 is a NumPy masked array.*x.compressed\(\)"):
+        gpulab.map(halved, masked, device="host")
+
+
+def test_another_ndarray_subclass_is_read_as_its_array(monkeypatch):
+    monkeypatch.setattr(forms, "line", np.arange(5, dtype=np.float32).view(np.recarray))
+    np.testing.assert_allclose(gpulab.map(forms.smooth, gpulab.iota(3, start=1), device="host"), [1, 2, 3])
+
+
+rb = np.arange(4, dtype=np.float32)
+
+
+def reads(i: i64) -> f32:
+    return rb[i]
+
+
+def test_a_captured_name_deleted_after_the_check_says_it_is_gone(monkeypatch):
+    """Capture `rb`, map once, `del rb`, map again: KeyError: 'rb'."""
+    assert gpulab.map(reads, gpulab.iota(2), device="host").tolist() == [0, 1]
+    monkeypatch.delitem(globals(), "rb")
+    for attempt in (lambda: gpulab.map(reads, gpulab.iota(2), device="host"),
+                    lambda: gpulab.compile("map", reads, target="sm_90")):
+        with pytest.raises(gpulab.errors.KernelNameError, match=re.escape(
+                "`reads` reads `rb`, which is no longer defined (it was deleted after `reads` was checked): "
+                "define `rb` again")):
+            attempt()
+
+
+def halved(x: f32) -> f32:
+    return x * f32(0.5)
+
+
 # --- the host's meaning ----------------------------------------------------------
 def _numpy_reference(form, values):
     """What each form means, written with NumPy alone."""

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...errors import ArgumentError, described
 from .calls import calls, count_by_kind
 from .guide import classes
 from .model import Row, analyse
@@ -146,6 +147,11 @@ def diff(a: Build, b: Build) -> BuildDiff:
     a, b : Build
         What :func:`gpulab.compile` returned, for any two specs.
 
+    Raises
+    ------
+    ArgumentError
+        When ``a`` or ``b`` is not a build; for a target (``"sm_80"``) it says how to build ``a`` for it.
+
     Returns
     -------
     BuildDiff
@@ -154,6 +160,8 @@ def diff(a: Build, b: Build) -> BuildDiff:
         numbers blanked), and counts per class, Python line, call kind and
         kernel registers.
     """
+    for name, build in (("a", a), ("b", b)):
+        _require_build(name, build, a)
     rows_a, rows_b = analyse(a).rows, analyse(b).rows
     count_a, count_b = Counter(r.klass for r in rows_a), Counter(r.klass for r in rows_b)
     per_class = {c.id: (count_a[c.id], count_b[c.id]) for c in classes() if count_a[c.id] or count_b[c.id]}
@@ -164,3 +172,15 @@ def diff(a: Build, b: Build) -> BuildDiff:
                      (count_by_kind(calls(a)), count_by_kind(calls(b))),
                      ({k: r.registers for k, r in a.resources.items()},
                       {k: r.registers for k, r in b.resources.items()}))
+
+
+def _require_build(name: str, value, a) -> None:
+    from ..build import Build
+
+    if isinstance(value, Build):
+        return
+    wanted = f"gpulab.diff compares two builds (what gpulab.compile returns); {name} is {described(value)}"
+    if name == "b" and isinstance(value, str) and isinstance(a, Build):
+        wanted += (f". To compare this build with the same function built for {value}, build it there: "
+                   f"gpulab.diff(build, gpulab.compile({a.primitive!r}, {a.name}, target={value!r}))")
+    raise ArgumentError(wanted)

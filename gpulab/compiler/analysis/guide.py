@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
+from ...errors import ArgumentError, described
+
 # A PTX type suffix decides the class of arithmetic ("typed" stems); a state space that of memory.
 _PTX_TYPE_CLASS = {"f32": "fp32", "f64": "fp64", "f16": "fp16", "f16x2": "fp16", "bf16": "fp16", "bf16x2": "fp16"}
 _PTX_SPACE_CLASS = {"global": "global", "shared": "shared", "local": "local", "const": "const", "param": "other"}
@@ -100,7 +102,15 @@ def explain(opcode: str) -> Explanation:
 
     Upper-case text is read as SASS, lower-case as PTX. A leading guard
     (``@P0``) and anything after the first space (the operands) are ignored.
+
+    Raises
+    ------
+    ArgumentError
+        When ``opcode`` is not a str.
     """
+    if not isinstance(opcode, str):
+        raise ArgumentError(f"gpulab.explain takes an instruction as text, such as \"FFMA\" or "
+                            f"\"ld.global.v4.f32\", not {described(opcode)}")
     words = opcode.strip().split()
     if words and words[0].startswith("@"):
         words = words[1:]
@@ -118,9 +128,9 @@ def explain(opcode: str) -> Explanation:
         return Explanation(name, isa, False, "other", "not in gpulab's instruction guide", ())
     if isa == "ptx":
         klass = _ptx_class(klass, parts[1:])
-    described = tuple((m, table.modifiers.get(f"{isa}:{parts[0]}.{m}") or table.modifiers.get(f"{isa}:.{m}"))
+    modifiers = tuple((m, table.modifiers.get(f"{isa}:{parts[0]}.{m}") or table.modifiers.get(f"{isa}:.{m}"))
                       for m in rest)
-    return Explanation(name, isa, True, klass, summary, described)
+    return Explanation(name, isa, True, klass, summary, modifiers)
 
 
 def _ptx_class(klass: str, modifiers: list[str]) -> str:
@@ -151,3 +161,4 @@ def ptx_opcode(line: str) -> str | None:
     """The instruction of a line of PTX (``ld.global.v4.f32``), or None for directives, labels and the like."""
     found = _PTX_INSTRUCTION.match(line)
     return found.group(1) if found else None
+

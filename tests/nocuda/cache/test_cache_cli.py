@@ -12,7 +12,7 @@ from cachekit import KEY, OTHER, REPO, Builder, entry, get
 from gpulab.cache import BuildCache
 
 
-def cli(*args: str, cache: Path, shared: str = "") -> subprocess.CompletedProcess:
+def cli(*args: str, cache: Path | str, shared: str = "") -> subprocess.CompletedProcess:
     env = dict(os.environ, GPULAB_CACHE_DIR=str(cache), GPULAB_SHARED_CACHE_DIR=shared,
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     return subprocess.run([sys.executable, "-m", "gpulab.cache", *args], cwd=REPO, env=env,
@@ -55,6 +55,21 @@ def test_publish_exits_with_1_and_leaves_a_folder_of_other_files_closed(tmp_path
     published = cli("publish", str(secret), cache=tmp_path / "mine")
     assert published.returncode == 1 and "not a folder gpulab's build cache made" in published.stderr
     assert secret.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_folder_of_an_unknown_users_home_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """``GPULAB_SHARED_CACHE_DIR='~nosuchuser/x:<good>'`` made every compile and `info` raise RuntimeError."""
+    course = tmp_path / "course"
+    get(BuildCache(course, shared=()), build=Builder())
+    cli("publish", str(course), cache=tmp_path / "mine")
+    info = cli("info", cache=tmp_path / "learner", shared=os.pathsep.join(["~nosuchuser-gpulab/x", str(course)]))
+    assert info.returncode == 0, info.stderr
+    rows = [line for line in info.stdout.splitlines() if line.startswith("shared")]
+    assert "~nosuchuser-gpulab/x" in rows[0] and "names a home folder that cannot be found" in rows[0]
+    assert str(course) in rows[1] and "1 entries" in rows[1] and "read-only" in rows[1]
+    assert "CacheWarning: not using the shared build cache ~nosuchuser-gpulab/x" in info.stderr
+    private = cli("info", cache="~nosuchuser-gpulab/cache")
+    assert private.returncode == 0 and "cannot be created: memory only" in private.stdout
 
 
 def test_clear_removes_private_entries_only(tmp_path: Path) -> None:

@@ -96,6 +96,19 @@ def test_warm_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     assert "ZeroDivisionError" in failed.stderr
 
 
+@pytest.mark.parametrize("text, said", [("hello", "NotJSONError: Notebook does not appear to be JSON"),
+                                        ("[1, 2]", "AttributeError"), ('{"cells": 3}', "TypeError"),
+                                        (b"\xff\xfe", "UnicodeDecodeError")])
+def test_warm_says_which_file_is_not_a_notebook_before_running_any(tmp_path: Path, text, said) -> None:
+    """``python -m gpulab.cache warm notjson.ipynb --out w`` printed nbformat's raw traceback."""
+    bad = tmp_path / "notjson.ipynb"
+    bad.write_bytes(text.encode() if isinstance(text, str) else text)
+    failed = cli("warm", str(FIRST), str(bad), "--out", str(tmp_path / "w"), cache=tmp_path / "t")
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
+    assert f"cannot warm {tmp_path / 'w'}: {bad} is not a notebook nbformat can read ({said}" in failed.stderr
+    assert not list((tmp_path / "w").glob("*.gpulab"))  # notebook 01 did not run first
+
+
 def test_notebooks_in_takes_files_and_folders(tmp_path: Path) -> None:
     for name in ("b.ipynb", "a.ipynb", ".hidden.ipynb", "c.txt"):
         (tmp_path / name).write_text("{}")
