@@ -158,7 +158,7 @@ class GpulabMagics(Magics):
         shown side by side, each Python line coloured where it lands.
         Errors in the function are reported at their cell line, without
         a traceback; an error the cell's own code raises is shown as for
-        any cell. The element types (``f32``, ``i32``...) come from gpulab:
+        any cell. Either stops Run All there, as an error in any cell does. The element types (``f32``, ``i32``...) come from gpulab:
         ``from gpulab import f32, i32``, in the cell or before it. Without
         a GPU, --run and --bench run on the host.
 
@@ -195,10 +195,7 @@ class GpulabMagics(Magics):
         if args.diff and args.diff_target:
             raise UsageError("give --diff or --diff-target, not both: each compares this build with one other")
         initial = self._evaluate(args.initial)
-        executed = self._execute(cell)
-        if executed is None:
-            return None
-        filename, tree = executed
+        filename, tree = self._execute(cell)
         try:
             kernel = _kernel(self._lookup(_function_name(tree, args.name)), args.types)
             device = find_device(args.device) if args.device else current_device()
@@ -211,9 +208,8 @@ class GpulabMagics(Magics):
                               options=options, panes=panes, compare=args.compare, run=args.run,
                               bench_sizes=args.bench, initial=initial, diff=diff,
                               show=(lambda part: None) if args.output else display)
-        except (GpulabError, NumbaError) as exc:
-            print(format_error(exc, filename), file=sys.stderr)
-            return None
+        except (GpulabError, NumbaError) as exc:  # raised, so Run All stops here; shown as the short message
+            raise tracebacks.shown_as(exc, format_error(exc, filename).splitlines())
         return result if args.output else None
 
     def _evaluate(self, expression: str | None):
@@ -225,14 +221,14 @@ class GpulabMagics(Magics):
             raise UsageError(f"--initial {expression!r}: {type(exc).__name__}: {exc}") from None
 
     def _execute(self, cell: str):
-        """Run the cell in the user's namespace; return its file name and AST, or None when it failed.
+        """Run the cell in the user's namespace; return its file name and AST.
 
         The code gets one blank line in front, standing for the ``%%gpukernel``
         line, so line numbers everywhere (errors, the Python pane) are the
         cell's own, and it is filed under the running cell's number, so a
         traceback says ``Cell In[N]`` as the prompt does. An error the cell's
-        code raises is shown as IPython shows one of a normal cell: from the
-        cell's own frame on, none of gpulab's.
+        code raises is raised, shown as IPython shows one of a normal cell:
+        from the cell's own frame on, none of gpulab's.
         """
         shell = self.shell
         source = "\n" + shell.transform_cell(cell)
@@ -241,21 +237,18 @@ class GpulabMagics(Magics):
             with AST_LOCK:
                 tree = shell.transform_ast(shell.compile.ast_parse(source, filename))
                 code = shell.compile(tree, filename, "exec")
-        except SyntaxError:
-            shell.showsyntaxerror(filename)
-            return None
+        except SyntaxError as exc:
+            raise tracebacks.shown_as(exc, shell.SyntaxTB.structured_traceback(SyntaxError, exc, [])) from None
         try:
             exec(code, shell.user_global_ns, shell.user_ns)
         except UserCodeError as exc:  # e.g. @gpulab.kernel on an impure function
-            print(format_error(exc, filename), file=sys.stderr)
-            return None
+            raise tracebacks.shown_as(exc, format_error(exc, filename).splitlines())
         except Exception:
             kind, error, frames = sys.exc_info()
             # from the cell's frame on (this one is exec's); a gpulab error about what the cell wrote, without
             # gpulab's frames at all (gpulab.f23: its module __getattr__)
             shown = tracebacks.without_gpulab_frames(frames) if isinstance(error, USER_ERRORS) else frames.tb_next
-            shell.showtraceback((kind, error, shown))
-            return None
+            raise tracebacks.shown_as(error, lambda: shell.InteractiveTB.structured_traceback(kind, error, shown))
         return filename, tree
 
     def _lookup(self, name: str):
@@ -311,7 +304,7 @@ class GpulabMagics(Magics):
                 print(self.gpulab.__doc__)
                 print("%%gpukernel? shows the options of the cell magic.")
         except GpulabError as exc:
-            print(format_error(exc), file=sys.stderr)
+            raise tracebacks.shown_as(exc, format_error(exc).splitlines())
 
     @staticmethod
     def _cache(arguments: list[str]) -> None:

@@ -52,6 +52,14 @@ def run(shell, cell):
     return captured
 
 
+def failed(shell, cell) -> str:
+    """Run ``cell``, which must raise (so Run All stops there); return what it printed."""
+    with capture_output() as captured:
+        outcome = shell.run_cell(cell, store_history=False)
+    assert outcome.error_in_exec is not None, captured.stdout + captured.stderr
+    return re.sub(r"\x1b\[[0-9;]*m", "", captured.stdout + captured.stderr)  # a terminal shell prints it to stdout
+
+
 def bundles(captured) -> list[dict]:
     return [output.data for output in captured.outputs if MIME_TYPE in output.data]
 
@@ -117,11 +125,10 @@ def _compiler(name):
 ])
 def test_errors_name_the_cell_line_without_a_traceback(shell, monkeypatch, compiler, body, line, text):
     monkeypatch.setattr(shell, "compile", _compiler(compiler))
-    captured = run(shell, "%%gpukernel reduce --target sm_90\n" + body)
-    assert not bundles(captured)
-    assert f"at cell line {line}:" in captured.stderr
-    assert text in captured.stderr
-    assert "Traceback" not in captured.stdout + captured.stderr
+    shown = failed(shell, "%%gpukernel reduce --target sm_90\n" + body)
+    assert f"at cell line {line}:" in shown
+    assert text in shown
+    assert "Traceback" not in shown
 
 
 def test_unknown_options_are_usage_errors(shell):
@@ -335,9 +342,8 @@ def test_gpulab_errors_of_the_python_api_show_the_users_frames_only(shell, body,
 
 
 def test_a_typing_error_shows_the_expression_and_gpulab_type_names(shell):
-    captured = run(shell, '%%gpukernel map --target sm_90\ndef bad_types(x: f32, y: f32) -> f32:\n'
-                          '    z = x\n    return y + "one"\n')
-    message = captured.stderr
+    message = failed(shell, '%%gpukernel map --target sm_90\ndef bad_types(x: f32, y: f32) -> f32:\n'
+                            '    z = x\n    return y + "one"\n')
     assert message.startswith("FrontendError: numba could not compile `bad_types`: there is no `+` for (f32, str)")
     assert 'numba tried add(f32, str "one")' in message
     assert "it has add for (f32, f32) -> f32" in message
@@ -359,8 +365,8 @@ def test_a_typing_error_shows_the_expression_and_gpulab_type_names(shell):
      "there is no indexing `[]` for (i32, i64): i32 is one value, not an array", "    return i[j]"),
 ])
 def test_typing_errors_point_at_the_expression(shell, body, line, needle, caret):
-    message = run(shell, "%%gpukernel filter --target sm_90\n" + body if "bool" in body
-                  else "%%gpukernel map --target sm_90\n" + body).stderr
+    message = failed(shell, "%%gpukernel filter --target sm_90\n" + body if "bool" in body
+                     else "%%gpukernel map --target sm_90\n" + body)
     assert needle in message, message
     lines = message.splitlines()
     at = lines.index(f"  at cell line {line}:")
@@ -368,7 +374,7 @@ def test_typing_errors_point_at_the_expression(shell, body, line, needle, caret)
 
 
 def test_missing_types_say_the_magics_option(shell):
-    message = run(shell, "%%gpukernel map --target sm_90\ndef untyped(x):\n    return x\n").stderr
+    message = failed(shell, "%%gpukernel map --target sm_90\ndef untyped(x):\n    return x\n")
     assert "KernelTypeError: `untyped` has no element types" in message and "--types" in message
     assert "types=" not in message and "at cell line 2:" in message
 
@@ -385,8 +391,8 @@ def neighbours(i: i64) -> f32:
                           for options in ("", " --no-boundscheck"))
     assert "ATOMG.E.CAS" in checked["panes"][3]["text"] and "ATOMG" not in unchecked["panes"][3]["text"]
     assert unchecked["options"].get("boundscheck") is False
-    captured = run(shell, cell.format(options=" --no-boundscheck --device host --run 1e3"))  # random indices
-    assert re.search(r"`neighbours` read samples\[-?\d+\], outside `samples` of shape \(100,\)", captured.stderr)
+    shown = failed(shell, cell.format(options=" --no-boundscheck --device host --run 1e3"))  # random indices
+    assert re.search(r"`neighbours` read samples\[-?\d+\], outside `samples` of shape \(100,\)", shown)
 
 
 @pytest.mark.parametrize(("body", "name", "line", "caret"), [
@@ -394,7 +400,7 @@ def neighbours(i: i64) -> f32:
     ("def shifted(x: f32) -> f32:\n    return x + offset\n", "offset", 3, "               ^"),
 ])
 def test_an_undefined_name_in_the_function_is_a_name_error_at_its_line(shell, body, name, line, caret):
-    message = run(shell, "%%gpukernel map --target sm_90\n" + body).stderr
+    message = failed(shell, "%%gpukernel map --target sm_90\n" + body)
     assert message.startswith(f"KernelNameError: name `{name}` is not defined"), message  # not ImpureKernelError
     lines = message.splitlines()
     at = lines.index(f"  at cell line {line}:")
@@ -403,7 +409,7 @@ def test_an_undefined_name_in_the_function_is_a_name_error_at_its_line(shell, bo
 
 
 def test_a_method_that_is_a_math_function_says_which_to_call(shell):
-    message = run(shell, "%%gpukernel map --target sm_90\ndef rooted(x: f32) -> f32:\n    return x.sqrt()\n").stderr
+    message = failed(shell, "%%gpukernel map --target sm_90\ndef rooted(x: f32) -> f32:\n    return x.sqrt()\n")
     assert message.startswith("ImpureKernelError: a kernel may not call the method `.sqrt()`"), message
     assert "call math.sqrt(x) instead" in message and "  at cell line 3:" in message
     assert "Traceback" not in message and "gpulab/" not in message

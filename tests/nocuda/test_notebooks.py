@@ -5,9 +5,8 @@ files, which ``make lab`` saves outputs into. Each notebook runs in its own
 kernel, started from ``sys.executable`` (never from a kernel spec found
 elsewhere on the machine), in ``notebooks/`` and with an empty build cache of
 its own, so every build is made anew, as on a first visit.
-A cell fails the test when it raises, and also when it writes an error to
-stderr: ``%%gpukernel`` reports errors in the user's code that way, without
-raising. Without a GPU the notebooks run their device cells on the host.
+A cell fails the test when it raises (``%%gpukernel`` raises the errors it
+reports). Without a GPU the notebooks run their device cells on the host.
 
 Set ``GPULAB_EXECUTED_NOTEBOOKS=DIR`` to keep the executed copies, outputs
 included, in DIR.
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 import subprocess
 import sys
 import time
@@ -36,7 +34,6 @@ from nbclient import NotebookClient  # noqa: E402
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]-*.ipynb"))
 CELL_TIMEOUT = 300  # seconds, per cell
-STDERR_ERROR = re.compile(r"\b\w*(Error|Exception)\b|Traceback")
 WHICH_PYTHON = "import sys; print(sys.executable)"
 
 
@@ -89,16 +86,6 @@ def execute(path: Path, cache: Path) -> tuple[nbformat.NotebookNode, str]:
     return notebook, kernel_python
 
 
-def stderr_errors(notebook) -> list[str]:
-    """Errors the cells wrote to stderr, each with the start of its cell."""
-    found = []
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []):
-            if output.output_type == "stream" and output.name == "stderr" and STDERR_ERROR.search(output.text):
-                found.append(f"cell starting {cell.source.splitlines()[0]!r}:\n{output.text}")
-    return found
-
-
 def test_there_are_notebooks():
     assert len(NOTEBOOKS) >= 7, f"expected the numbered notebooks in {NOTEBOOKS_DIR}"
 
@@ -106,12 +93,10 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs(path: Path, tmp_path: Path):
     start = time.perf_counter()
-    notebook, kernel_python = execute(path, tmp_path / "gpulab-cache")
+    _, kernel_python = execute(path, tmp_path / "gpulab-cache")
     seconds = time.perf_counter() - start
     print(f"{path.name}: {seconds:.1f} s")
     assert kernel_python == sys.executable, "the notebook ran in a kernel of another Python"
-    errors = stderr_errors(notebook)
-    assert not errors, "\n\n".join(errors)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
