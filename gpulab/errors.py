@@ -107,7 +107,12 @@ class KernelNameError(UserCodeError, NameError):
     """The function uses a name that is not defined (in its globals, closure or the allowed built-ins)."""
 
 
-class NestingError(UserCodeError):
+class LimitError(UserCodeError):
+    """A kernel or a call goes past one of gpulab's limits (a name's length, a kernel's size, how deeply
+    expressions, kernels or mapped inputs nest); the message names the limit and how to stay within it."""
+
+
+class NestingError(LimitError):
     """An expression is nested too deeply to compile (split it into several assignments)."""
 
 

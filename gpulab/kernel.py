@@ -20,11 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import captures
-from .errors import KernelNameError, KernelTypeError, NestingError, SourceLocation, SourceMismatchError
+from .errors import KernelNameError, KernelTypeError, LimitError, NestingError, SourceLocation, SourceMismatchError
 from .purity import ALLOWED_BUILTINS, Analysis, analyse, is_scalar, visible_names
 from .types import ElementType, element_type
 
 LAMBDA_NAME = "_lambda"
+MAX_CALL_DEPTH = 20
+"""How deeply kernels may call kernels, counting the first: numba-cuda compiles a nested call within
+the one that makes it, and a chain of 60 went past Python's recursion limit."""
 
 AST_LOCK = threading.RLock()
 """Held while gpulab turns source into an AST or an AST into code. CPython 3.11 keeps the AST converter's
@@ -81,6 +84,9 @@ class Kernel:
         calls the checker cannot see), naming the line.
     KernelTypeError
         When an annotation is not an element type.
+    LimitError
+        When it is larger than gpulab compiles (names, size, nesting; see :mod:`gpulab.purity`),
+        or calls kernels more than :data:`MAX_CALL_DEPTH` - 1 deep.
     """
 
     def __init__(self, fn, *, types=None, constants=(), line_offset: int = 0):
@@ -101,6 +107,12 @@ class Kernel:
         )
         _check_returns(self)
         _check_source_matches(fn, self.source, self.first_line)
+        self.depth = 1 + max((nested.depth for nested in self.analysis.kernels), default=0)
+        if self.depth > MAX_CALL_DEPTH:
+            raise LimitError(f"`{self.name}` calls kernels that call kernels {self.depth - 1} deep; kernels may call "
+                             f"each other up to {MAX_CALL_DEPTH - 1} deep (numba compiles each call within the one "
+                             "that makes it): call several kernels one after another instead of each inside the "
+                             "next", self.location())
         for nested in self.analysis.kernels:
             if nested.uniforms or nested.arrays:
                 raise KernelTypeError(

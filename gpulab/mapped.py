@@ -15,13 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import KernelTypeError, LengthMismatchError
+from .errors import KernelTypeError, LengthMismatchError, LimitError
 from .iota import Iota
 from .kernel import Kernel, as_kernel
 from .types import ElementType, element_type
 
 MAX_INPUTS = 3
 """How many inputs a mapped function takes, at most (as map's)."""
+MAX_DEPTH = 32
+"""How deeply mapped inputs may nest (``mapped(f, mapped(g, x))`` is 2 deep): each is an operator of its own,
+compiled and linked, and walked depth first."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,12 +42,24 @@ class Mapped:
         The function's parameter types.
     result : ElementType
         Its declared result type: the items' type.
+    depth : int
+        How deeply mapped inputs nest in it (1: none among its inputs).
+
+    Raises
+    ------
+    KernelTypeError, LengthMismatchError
+        As :func:`mapped` does, however it is made.
+    LimitError
+        When mapped inputs would nest more than :data:`MAX_DEPTH` deep.
     """
 
     kernel: Kernel
     inputs: tuple
     args: tuple[ElementType, ...]
     result: ElementType
+
+    def __post_init__(self):
+        _check(self)
 
     @property
     def dtype(self) -> np.dtype:
@@ -138,19 +153,40 @@ def mapped(fn, *inputs) -> Mapped:
         When ``fn``'s result type is not declared, or its parameter types differ from the inputs'.
     LengthMismatchError
         When the inputs hold different numbers of items.
+    LimitError
+        When mapped inputs would nest more than :data:`MAX_DEPTH` deep.
     """
     kernel = as_kernel(fn)
-    if not 1 <= len(inputs) <= MAX_INPUTS:
-        raise KernelTypeError(f"mapped takes 1 to {MAX_INPUTS} inputs; {len(inputs)} given", kernel.location())
-    found = tuple(_item_type(x, i, kernel) for i, x in enumerate(inputs))
-    if len(kernel.param_names) != len(found):
-        raise KernelTypeError(f"mapped `{kernel.name}` takes {len(kernel.param_names)} input(s); {len(found)} given",
-                              kernel.location())
     declared = kernel.declared
     if declared is None or declared.result is None:
         raise KernelTypeError(f"mapped needs the result type of `{kernel.name}` before it runs: annotate it "
                               f"(def {kernel.name}(...) -> f32) or give gpulab.kernel(types='... -> f32')",
                               kernel.location())
+    return Mapped(kernel, tuple(inputs), declared.args, declared.result)
+
+
+def _check(m: Mapped) -> None:
+    """Refuse a :class:`Mapped` whose inputs do not fit its function, however it was made."""
+    kernel, inputs = m.kernel, m.inputs
+    if not isinstance(kernel, Kernel):
+        raise KernelTypeError(f"a mapped input is made from a gpulab.Kernel; got {type(kernel).__name__} "
+                              "(gpulab.mapped(fn, *inputs) makes one from a function)")
+    if not 1 <= len(inputs) <= MAX_INPUTS:
+        raise KernelTypeError(f"mapped takes 1 to {MAX_INPUTS} inputs; {len(inputs)} given", kernel.location())
+    depth = 1 + max((x.depth for x in inputs if isinstance(x, Mapped)), default=0)
+    if depth > MAX_DEPTH:
+        raise LimitError(f"mapped `{kernel.name}` would nest mapped inputs {depth} deep; they may nest up to "
+                         f"{MAX_DEPTH} deep (each is an operator compiled on its own): fold several steps into one "
+                         "kernel, or map them into an array first", kernel.location())
+    object.__setattr__(m, "depth", depth)
+    found = tuple(_item_type(x, i, kernel) for i, x in enumerate(inputs))
+    if len(kernel.param_names) != len(found):
+        raise KernelTypeError(f"mapped `{kernel.name}` takes {len(kernel.param_names)} input(s); {len(found)} given",
+                              kernel.location())
+    declared = kernel.declared
+    if declared is None or (tuple(declared.args), declared.result) != (tuple(m.args), m.result):
+        raise KernelTypeError(f"a mapped input's types are its function's declared ones; `{kernel.name}` declares "
+                              f"{declared or 'none'} (gpulab.mapped(fn, *inputs) reads them)", kernel.location())
     for i, (want, have, x) in enumerate(zip(declared.args, found, inputs)):
         if want != have and not isinstance(x, Iota):
             raise KernelTypeError(f"input {i} of mapped `{kernel.name}` holds {have.name}, but `{kernel.name}` "
@@ -159,7 +195,6 @@ def mapped(fn, *inputs) -> Mapped:
     if len(sizes) > 1:
         raise LengthMismatchError(f"the inputs of mapped `{kernel.name}` must have equal lengths; got "
                                   f"{[_size(x) for x in inputs]}")
-    return Mapped(kernel, tuple(inputs), declared.args, declared.result)
 
 
 def input_kinds(count: int, iota=(), mapped=()) -> tuple:

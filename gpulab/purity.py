@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .captures import MEASURES, is_array
-from .errors import ImpureKernelError, KernelNameError, NestingError, SourceLocation
+from .errors import ImpureKernelError, KernelNameError, LimitError, NestingError, SourceLocation
 from .types import SCALAR_TYPES
 
 ALLOWED_BUILTINS = frozenset(
@@ -64,6 +64,13 @@ NUMPY_UFUNCS = frozenset({
 MAX_NESTING = 800
 """How deeply a kernel's syntax may nest (a sum of n terms nests n deep): CPython compiles a tree of
 about 1000 levels at most, and gpulab compiles the kernel again for each backend."""
+MAX_NODES = 10_000
+"""How many syntax nodes a kernel may have (a line such as ``y = y * 1.0001 + 2.5`` has 11): numba's
+compile time grows with the square of a function's size (about a minute for 10,000 on a 2-core
+x86-64 machine, hours for 100,000)."""
+MAX_NAME_LENGTH = 255
+"""The longest name a kernel may use: numba and the CUDA compilers make longer symbols of names (a
+parameter named by 2000 characters broke LLVM's parser on the host and NVVM on the device)."""
 CONSTANT_MODULES = (math, cmath, np)
 """Modules whose scalar attributes (``math.pi``, ``np.inf``) a kernel may read: they never change."""
 
@@ -167,9 +174,10 @@ class _Checker:
         location = SourceLocation(self.filename, node.lineno, node.col_offset, self.offset)
         raise error(message, location)
 
-    def check(self, body) -> Analysis:
-        """Check every node of ``body``, depth first in source order, with an explicit stack."""
-        stack = [(node, 1) for node in reversed(body)]
+    def check(self, function: ast.FunctionDef) -> Analysis:
+        """Check every node of ``function``, depth first in source order, with an explicit stack."""
+        _check_size(self, function)
+        stack = [(node, 1) for node in reversed(function.body)]
         while stack:
             node, depth = stack.pop()
             if depth > MAX_NESTING:
@@ -399,6 +407,36 @@ class _Checker:
 _MISSING = object()
 
 
+def _check_size(checker: _Checker, function: ast.FunctionDef) -> None:
+    """Refuse a kernel of more than :data:`MAX_NODES` nodes, or a name longer than :data:`MAX_NAME_LENGTH`."""
+    count = 0
+    for node in ast.walk(function):
+        count += 1
+        name = _name_of(node)
+        if name is not None and len(name) > MAX_NAME_LENGTH:
+            checker.refuse(node, f"the name `{name[:20]}...` is {len(name):,} characters long; a kernel's names may "
+                                 f"have up to {MAX_NAME_LENGTH} (numba and the CUDA compilers make longer symbols "
+                                 "of them): use a shorter name", LimitError)
+    if count > MAX_NODES:
+        lines = (function.end_lineno or function.lineno) - function.lineno + 1
+        checker.refuse(function, f"`{function.name}` has {count:,} syntax nodes ({lines:,} lines); a kernel may have "
+                                 f"up to {MAX_NODES:,}: numba's compile time grows with the square of a function's "
+                                 "size. Split it into @gpulab.kernel functions that call each other", LimitError)
+
+
+def _name_of(node: ast.AST) -> str | None:
+    """The name a node defines or reads (a variable, a parameter, an attribute, the function's own)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.arg):
+        return node.arg
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, (ast.FunctionDef, ast.keyword)):
+        return node.name if isinstance(node, ast.FunctionDef) else node.arg
+    return None
+
+
 def _refuse_dunder(checker: _Checker, node: ast.Attribute, chain):
     for attr in chain[1:] if chain else [node.attr]:
         if attr.startswith("__"):
@@ -457,7 +495,7 @@ def analyse(function: ast.FunctionDef, filename: str, namespace: dict, *, offset
     KernelNameError
         For a name that is not defined.
     """
-    return _Checker(function, filename, namespace, offset, constants, kernel_type).check(function.body)
+    return _Checker(function, filename, namespace, offset, constants, kernel_type).check(function)
 
 
 def visible_names(fn) -> dict:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gpulab
-from gpulab.errors import GpulabError, KernelNameError, KernelTypeError, NestingError
+from gpulab.errors import GpulabError, KernelNameError, KernelTypeError, LimitError, NestingError
 
 factor = 2.0
 count = 3
@@ -40,6 +40,76 @@ def test_a_too_deep_expression_says_how_to_split_it(terms):
 def test_a_long_expression_compiles_for_the_device():
     fn = _function("def long(x: gpulab.f32) -> gpulab.f32:\n    return " + " * ".join(["x"] * 700) + "\n", "long")
     assert gpulab.compile("map", fn, target="sm_90").sass
+
+
+# --- limits: long names, large kernels, deep calls and mapped inputs, refused before any compiler runs ------
+@pytest.mark.parametrize("where", ["def long(NAME: gpulab.f64) -> gpulab.f64:\n    return NAME\n",
+                                   "def long(x: gpulab.f64) -> gpulab.f64:\n    NAME = x\n    return NAME\n",
+                                   "def long(x: gpulab.f64) -> gpulab.f64:\n    return x + NAME\n"])
+def test_a_name_longer_than_the_limit_is_refused_before_any_compiler(where):
+    """A 5000-character parameter name: LLVM IR parsing error on the host, NVVM's ERROR_INVALID_IR on sm_90."""
+    fn = _function(where.replace("NAME", "p" * 5000), "long", {"p" * 5000: 1.0})
+    for attempt in (lambda: gpulab.Kernel(fn), lambda: gpulab.map(fn, np.ones(2), device="host"),
+                    lambda: gpulab.compile("map", fn, target="sm_90")):
+        with pytest.raises(LimitError, match="the name `pppppppppppppppppppp...` is 5,000 characters long; a "
+                                             "kernel's names may have up to 255"):
+            attempt()
+    fine = _function(where.replace("NAME", "q" * 255), "long", {"q" * 255: 1.0})
+    assert gpulab.map(fine, np.ones(2), device="host").tolist() in ([1.0, 1.0], [2.0, 2.0])
+
+
+def test_a_kernel_larger_than_the_limit_is_refused_when_it_is_checked():
+    """A host map of a 10,000-line function was still typing after 600 s (numba's time grows with the square)."""
+    body = "".join(f"    y = y * 1.0001 + {i}.5\n" for i in range(10_000))
+    fn = _function("def huge(x: gpulab.f32) -> gpulab.f32:\n    y = x\n" + body + "    return y\n", "huge")
+    with pytest.raises(LimitError, match=r"`huge` has 110,019 syntax nodes \(10,003 lines\); a kernel may have up "
+                                         r"to 10,000.*Split it into @gpulab.kernel functions") as info:
+        gpulab.Kernel(fn)
+    assert info.value.location.line == 1
+
+
+def _chain(depth: int):
+    """Kernels k0 .. k{depth-1}, each calling the one before; the last."""
+    text = "@gpulab.kernel\ndef k0(x: gpulab.f64) -> gpulab.f64:\n    return x + 1.0\n" + "".join(
+        f"@gpulab.kernel\ndef k{i}(x: gpulab.f64) -> gpulab.f64:\n    return k{i - 1}(x) + 1.0\n"
+        for i in range(1, depth))
+    return _function(text, f"k{depth - 1}")
+
+
+def test_kernels_calling_kernels_deeper_than_the_limit_are_refused_at_the_call_that_goes_past():
+    """A chain of 60 went past Python's recursion limit inside numba-cuda, told as a function with too many branches."""
+    assert gpulab.compile("map", _chain(20), target="sm_90", lineinfo=False).sass
+    with pytest.raises(LimitError, match=r"`k20` calls kernels that call kernels 20 deep; kernels may call each other "
+                                         r"up to 19 deep"):
+        _chain(21)
+
+
+def inc(x: gpulab.i64) -> gpulab.i64:
+    return x + 1
+
+
+def _mapped(depth: int):
+    found = gpulab.iota(3)
+    for _ in range(depth):
+        found = gpulab.mapped(inc, found)
+    return found
+
+
+def test_mapped_inputs_nested_deeper_than_the_limit_are_refused_as_they_are_made():
+    """``mapped()`` nested about 1000-1500 deep raised RecursionError."""
+    assert gpulab.map(inc, _mapped(32), device="host").tolist() == [33, 34, 35]
+    with pytest.raises(LimitError, match="mapped `inc` would nest mapped inputs 33 deep; they may nest up to 32"):
+        _mapped(1200)
+
+
+def test_the_mapped_class_checks_what_mapped_checks():
+    kernel = gpulab.Kernel(inc)
+    with pytest.raises(KernelTypeError, match="a mapped input is made from a gpulab.Kernel; got function"):
+        gpulab.Mapped(inc, (np.ones(3),), (), None)
+    with pytest.raises(KernelTypeError, match=r"`inc` declares \(int64\) -> int64"):
+        gpulab.Mapped(kernel, (np.ones(3, np.int64),), kernel.declared.args, gpulab.element_type(np.float32))
+    with pytest.raises(KernelTypeError, match="input 0 of mapped `inc` holds float64, but `inc` takes int64"):
+        gpulab.Mapped(kernel, (np.ones(3),), kernel.declared.args, kernel.declared.result)
 
 
 def scaled(x: gpulab.f64) -> gpulab.f64:
