@@ -25,7 +25,7 @@ def header_lines(header: dict, indent: str = "") -> list[str]:
     list of str
         The title and chips; the options; one line per kernel, each cell
         named by its column; the stage timings; each kernel's registers
-        and occupancy; each diagnostic with its fix.
+        and occupancy; each diagnostic with its severity and fix.
     """
     chips = ", ".join(chip["text"] for chip in header.get("chips", []))
     lines = [f"{header.get('title', '?')} ({chips})"]
@@ -44,8 +44,8 @@ def header_lines(header: dict, indent: str = "") -> list[str]:
     for item in header.get("pressure") or []:
         lines.append(f"{indent}  registers {item.get('kernel', '?')}: {item.get('text', '')}")
     for item in header.get("diagnostics") or []:
-        lines.append(f"{indent}  {item.get('kind', '?')} ({item.get('line', '')}): {item.get('message', '')} "
-                     f"Fix: {item.get('fix', '')}")
+        lines.append(f"{indent}  {item.get('kind', '?')} ({item.get('line', '')}, {item.get('severity', '?')}): "
+                     f"{item.get('message', '')} Fix: {item.get('fix', '')}")
     return lines
 
 

@@ -23,6 +23,8 @@ from gpulab.compiler.analysis.dataflow import computing
 from gpulab.compiler.analysis.diff import BuildDiff
 from gpulab.errors import ArgumentError
 from gpulab.compiler.analysis.model import analyse
+from gpulab.compiler.bundle import bundle_of
+from gpulab.display.text import render_text
 from gpulab.notebook.formatters import diagnostics_mimebundle, diff_mimebundle, line_costs_mimebundle
 
 
@@ -335,6 +337,18 @@ def test_occupancy_limited_by_registers(build_of):
     [capped] = _kinds(diagnostics(build_of("reduce", add, lto=False)), "occupancy")
     assert capped.severity == "info" and "caps registers at 128 on purpose" in capped.fix
     assert not _kinds(diagnostics(build_of("map", single)), "occupancy")
+
+
+def test_an_occupancy_the_template_sets_is_information_and_says_so(build_of):
+    """The reduce's 72 registers come from its own code: nothing the user wrote, so information, not a warning."""
+    build = build_of("reduce", add)
+    [found] = _kinds(diagnostics(build), "occupancy")
+    assert found.severity == "info" and found.python_line is None
+    assert "gpulab's template sets" in found.message and "not your function: for information" in found.message
+    assert found.fix.startswith("nothing to change in your function")
+    assert "keep fewer values live" not in found.fix
+    [header] = [d for d in bundle_of(build)["header"]["diagnostics"] if d["kind"] == "occupancy"]
+    assert header["line"] == "template" and "(template, info)" in render_text(bundle_of(build))
 
 
 def test_diagnostics_show_as_a_table(build_of):

@@ -408,18 +408,20 @@ def _occupancy(build: Build) -> list[Diagnostic]:
         if now.fraction >= 1 or now.limited_by not in ("registers", "shared memory"):
             continue
         cap = _register_cap(build)
-        if now.limited_by == "registers":
-            line = found.peak_python_line
-            fix = (f"keep fewer values live ({_where(found.peak_python_line, found.peak_cuda_line)} is the peak)"
-                   if build.options.lto else "link with LTO: a called operator needs registers for the call ABI")
-            if cap:
-                fix += f"; the template caps registers at {cap} on purpose, for this many blocks"
-        else:
-            line = None
-            fix = "the template's shared memory per block sets this; it is not your function's"
+        capped = f"; the template caps registers at {cap} on purpose, for this many blocks" if cap else ""
+        line = found.peak_python_line if now.limited_by == "registers" else None
+        message = f"{kernel}: {found.summary()} Occupancy is limited by {now.limited_by}"
         severity = "info" if cap or now.fraction > 0.5 else "warning"
-        result.append(Diagnostic(
-            "occupancy", severity, line,
-            f"{kernel}: {found.summary()} Occupancy is limited by {now.limited_by}.", fix,
-            {"kernel": kernel, **found.as_dict()}))
+        if now.limited_by == "registers" and not build.options.lto:
+            message += "."
+            fix = "link with LTO: a called operator needs registers for the call ABI" + capped
+        elif line is not None:
+            message += "."
+            fix = f"keep fewer values live ({_where(line, None)} is the peak)" + capped
+        else:  # the template's own code or its shared memory: nothing the user wrote
+            severity = "info"
+            what = "its own code holds the peak" if now.limited_by == "registers" else "its shared memory per block"
+            message += f", which gpulab's template sets ({what}), not your function: for information."
+            fix = "nothing to change in your function" + capped
+        result.append(Diagnostic("occupancy", severity, line, message, fix, {"kernel": kernel, **found.as_dict()}))
     return result
