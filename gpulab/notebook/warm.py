@@ -16,13 +16,20 @@ toolchain and Python), with the build cache pointed at the folder:
   device what the notebook runs there; those are the same builds where the
   types are the same.)
 
+The runs fill a folder of their own inside the one asked for, reading that
+one's entries as a shared layer; only when every notebook ran are the new
+builds moved in. A notebook that stops leaves the folder as it was (or
+not there, where it was not).
+
 nbclient, nbformat and ipykernel are needed (``pip install 'gpulab[classroom]'``).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +41,8 @@ from ..errors import ToolkitNotFoundError, WarmError
 __all__ = ["Warmed", "kernel_manager", "notebooks_in", "read_notebook", "warm"]
 
 CELL_TIMEOUT_S = 600
+STAGING_PREFIX = ".warming-"
+"""The folder the runs fill, inside the one to fill, until every notebook has run."""
 UNBOUNDED = str(2**62)
 """The folder's size bound while warming: nothing a notebook builds is evicted."""
 
@@ -131,8 +140,8 @@ def kernel_manager():
     return AsyncKernelManager(kernel_spec_manager=ThisPython())
 
 
-def _execute(path: Path, folder: Path, target: str | None) -> None:
-    """Run ``path`` in a fresh kernel of this Python whose build cache is ``folder`` alone."""
+def _execute(path: Path, folder: Path, target: str | None, known: Path | None) -> None:
+    """Run ``path`` in a fresh kernel of this Python whose build cache writes to ``folder`` and also reads ``known``."""
     manager = kernel_manager()
     import nbformat
     from nbclient import NotebookClient
@@ -142,7 +151,7 @@ def _execute(path: Path, folder: Path, target: str | None) -> None:
     setup = _setup_cell(target)
     if setup:
         notebook.cells.insert(0, nbformat.v4.new_code_cell(setup))
-    env = {**os.environ, ENV_DIR: str(folder), ENV_SHARED: "", ENV_MAX_BYTES: UNBOUNDED}
+    env = {**os.environ, ENV_DIR: str(folder), ENV_SHARED: str(known or ""), ENV_MAX_BYTES: UNBOUNDED}
     client = NotebookClient(notebook, km=manager,
                             timeout=CELL_TIMEOUT_S, resources={"metadata": {"path": str(path.parent)}})
     try:
@@ -161,7 +170,8 @@ def warm(paths, out, targets=()) -> Warmed:
     out : str or os.PathLike
         The folder to fill: created (0700) if missing, and it must be the
         current user's (see :class:`~gpulab.cache.BuildCache`). Entries
-        already there are kept; :func:`~gpulab.cache.share.publish` then
+        already there are kept (and not built again); nothing is added
+        unless every notebook ran. :func:`~gpulab.cache.share.publish` then
         opens it to readers.
     targets : sequence of str
         Compute capabilities (``"sm_80"``) of the class's GPUs: one more run
@@ -174,7 +184,8 @@ def warm(paths, out, targets=()) -> Warmed:
     Raises
     ------
     WarmError
-        When a file is not a notebook, or a notebook stops at an error (a learner's run would too).
+        When a file is not a notebook, or a notebook stops at an error (a learner's run would too); ``out``
+        is left as it was.
     TargetError
         For a target gpulab or the installed toolchain does not build for.
     Untrusted, OSError
@@ -184,13 +195,26 @@ def warm(paths, out, targets=()) -> Warmed:
     notebooks = notebooks_in(paths)
     for notebook in notebooks:  # every one readable before any runs
         read_notebook(notebook)
-    folder_path = Path(out).expanduser().absolute()
-    folder = EntryFolder(folder_path, shared=False)
-    report = Warmed(folder_path)
-    for notebook in notebooks:
-        for target in passes:
-            before = len(folder.listing().entries)
-            _execute(notebook, folder_path, target)
-            report.runs.append((notebook.name, target or "no GPU", len(folder.listing().entries) - before))
+    out_path = Path(out).expanduser().absolute()
+    created = not out_path.exists()
+    folder = EntryFolder(out_path, shared=False)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out_path))
+    try:
+        runs = EntryFolder(staging, shared=False)
+        report = Warmed(out_path)
+        for notebook in notebooks:
+            for target in passes:
+                before = len(runs.listing().entries)
+                try:
+                    _execute(notebook, staging, target, None if created else out_path)
+                except WarmError as exc:
+                    raise WarmError(f"{exc}\n{out_path} is left as it was") from None
+                report.runs.append((notebook.name, target or "no GPU", len(runs.listing().entries) - before))
+        for key in runs.listing().entries:
+            folder.write(key, runs.read(key))
+    except BaseException:
+        shutil.rmtree(out_path if created else staging, ignore_errors=True)
+        raise
+    shutil.rmtree(staging)
     report.entries = len(folder.listing().entries)
     return report

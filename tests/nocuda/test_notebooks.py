@@ -3,7 +3,9 @@
 The notebooks checked are the ones git holds (its index), not the working
 files, which ``make lab`` saves outputs into. Each notebook runs in its own
 kernel, started from ``sys.executable`` (never from a kernel spec found
-elsewhere on the machine), in ``notebooks/`` and with an empty build cache of
+elsewhere on the machine), in a folder that holds the notebooks alone, as a
+class gets them (docs/classroom.md, the Dockerfile and the hub's values copy
+``notebooks/*.ipynb`` and nothing else), and with an empty build cache of
 its own, so every build is made anew, as on a first visit.
 A cell fails the test when it raises (``%%gpukernel`` raises the errors it
 reports). Without a GPU the notebooks run their device cells on the host.
@@ -15,6 +17,7 @@ included, in DIR.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -60,18 +63,28 @@ def stored(path: Path) -> str | None:
     return found.stdout if found.returncode == 0 else None
 
 
-def execute(path: Path, cache: Path) -> tuple[nbformat.NotebookNode, str]:
-    """Run a copy of the notebook at ``path``, as git holds it, with the build cache in ``cache``.
+def class_copy(folder: Path) -> Path:
+    """``folder``, made to hold ``notebooks/*.ipynb`` as git holds them and nothing else, as a class gets them."""
+    folder.mkdir(parents=True)
+    for path in NOTEBOOKS_DIR.glob("*.ipynb"):
+        text = stored(path)
+        (folder / path.name).write_text(path.read_text(encoding="utf-8") if text is None else text, encoding="utf-8")
+    return folder
 
-    Returns the copy, with its outputs, and the kernel's ``sys.executable``.
-    With ``GPULAB_EXECUTED_NOTEBOOKS`` set, the copy is kept, also when a cell fails.
+
+def execute(path: Path, folder: Path, cache: Path) -> tuple[nbformat.NotebookNode, str]:
+    """Run a copy of the notebook at ``path``, as git holds it, in a class's copy of the notebooks in ``folder``.
+
+    The build cache is ``cache``. Returns the copy, with its outputs, and the
+    kernel's ``sys.executable``. With ``GPULAB_EXECUTED_NOTEBOOKS`` set, the
+    copy is kept, also when a cell fails.
     """
-    text = stored(path)
-    notebook = nbformat.reads(text, as_version=4) if text is not None else nbformat.read(path, as_version=4)
+    copied = class_copy(folder) / path.name
+    notebook = nbformat.read(copied, as_version=4)
     notebook.cells.append(nbformat.v4.new_code_cell(WHICH_PYTHON))
     manager = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=ThisInterpreter())
     client = NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT, allow_errors=False,
-                            resources={"metadata": {"path": str(path.parent)}})
+                            resources={"metadata": {"path": str(copied.parent)}})
     try:
         client.execute(env={**os.environ, "GPULAB_CACHE_DIR": str(cache)})
     finally:
@@ -93,7 +106,7 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs(path: Path, tmp_path: Path):
     start = time.perf_counter()
-    _, kernel_python = execute(path, tmp_path / "gpulab-cache")
+    _, kernel_python = execute(path, tmp_path / "notebooks", tmp_path / "gpulab-cache")
     seconds = time.perf_counter() - start
     print(f"{path.name}: {seconds:.1f} s")
     assert kernel_python == sys.executable, "the notebook ran in a kernel of another Python"
@@ -115,3 +128,15 @@ def test_notebook_is_stored_without_outputs(path: Path):
             assert cell.outputs == [] and cell.execution_count is None, (
                 f"{path.name} as git holds it: clear the outputs before committing "
                 f"(cell {cell.source.splitlines()[0]!r})")
+
+
+def test_notebook_10_carries_the_figures_its_bench_run_measured():
+    """Notebook 10 shows an H200's timings as a table of its own (it runs outside the repository): bench's."""
+    measured = json.loads((NOTEBOOKS_DIR.parent / "bench" / "results" / "h200-2026-12-04-run22-diagnostics.json")
+                          .read_text(encoding="utf-8"))
+    notebook = nbformat.read(NOTEBOOKS_DIR / "10-why-is-it-slow.ipynb", as_version=4)
+    (table,) = [cell.source for cell in notebook.cells if cell.cell_type == "markdown" and "| G items/s |" in cell.source]
+    rows = [[field.strip() for field in line.strip("|").split("|")] for line in table.splitlines()[-len(measured["rows"]):]]
+    assert [(case, speed, int(registers), spilled) for case, _, speed, registers, spilled, _ in rows] == [
+        (row["case"], f"{row['items_per_s'] / 1e9:.1f}", row["registers"], f"{row['spill_stores']} B")
+        for row in measured["rows"]]
