@@ -1,27 +1,28 @@
 # The two commands of the README: `make lab` and `make test`.
-# Each creates .venv and installs gpulab (with its lab and test extras) the first time.
+# Each creates .venv the first time and installs gpulab with its extra of the same name:
+# `lab` what a learner needs, `test` the test tools (with the lab, which the browser tests drive).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.gpulab-installed
 
 .PHONY: lab test wheel binder
 
-# Reinstalled when the package metadata or the extension's sources change (the install builds the extension).
-$(STAMP): pyproject.toml extension/package.json $(wildcard extension/src/*.ts extension/style/*.css)
+# $(VENV)/.gpulab-EXTRA: gpulab installed with EXTRA; again when the package metadata or the extension's
+# sources change (the install builds the extension).
+$(VENV)/.gpulab-%: pyproject.toml extension/package.json $(wildcard extension/src/*.ts extension/style/*.css)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[$*]'
+	touch $@
 
 # Jupyter refuses to run as root unless told (containers and CI machines run as root).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # LAB_ARGS go to Jupyter (e.g. LAB_ARGS="--port 8890 --no-browser"), as PYTEST_ARGS go to pytest.
-lab: $(STAMP)
+lab: $(VENV)/.gpulab-lab
 	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/
 
-test: $(STAMP)
+test: $(VENV)/.gpulab-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The wheel Binder installs (gpulab with its JupyterLab extension built in, so Binder needs no Node.js),
@@ -31,7 +32,7 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 WHEEL := dist/gpulab-$(VERSION)-py3-none-any.whl
 RELEASE_URL := https://github.com/gpulab/gpulab/releases/download/v$(VERSION)/gpulab-$(VERSION)-py3-none-any.whl
 
-wheel: $(STAMP)
+wheel: $(VENV)/.gpulab-lab
 	rm -f $(WHEEL)
 	$(BIN)/python -m pip wheel --no-deps --quiet -w dist .
 	@echo "$(WHEEL): attach it to the release v$(VERSION) (gh release upload v$(VERSION) $(WHEEL))"

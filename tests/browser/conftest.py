@@ -248,7 +248,7 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("the playwright package is missing (pip install -e '.[dev]')")
+        _missing("the playwright package is missing (pip install -e '.[test]', as make test does)")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
                                              timeout=30_000)
