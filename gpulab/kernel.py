@@ -509,6 +509,12 @@ def _parse(fn):
     try:
         lines, first_line = _source_lines(fn)
     except (OSError, TypeError) as exc:
+        if getattr(getattr(fn, "__code__", None), "co_filename", None) == "<stdin>":
+            raise KernelTypeError(
+                f"gpulab needs the source of `{fn.__name__}`, and Python's prompt keeps none of what is typed "
+                "(or piped) into it before Python 3.13: put the function in a file and import or run it, or "
+                "use IPython, a notebook, or Python 3.13's prompt"
+            ) from exc
         raise KernelTypeError(
             f"gpulab needs the source of `{fn.__name__}`: define it in a file or a notebook cell "
             "(a function made by exec() of a string has none unless its file name is in linecache)"

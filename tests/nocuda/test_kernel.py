@@ -1,6 +1,10 @@
 """Kernels: element types from annotations, the purity check, uniforms and build keys."""
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -175,6 +179,18 @@ def test_functions_without_source_are_explained():
     exec("def f(a):\n    return a\n", namespace)
     with pytest.raises(KernelTypeError, match="needs the source"):
         gpulab.Kernel(namespace["f"])
+
+
+def test_a_function_typed_at_the_python_prompt_says_what_to_do_instead():
+    """Python's prompt (before 3.13) keeps no source; what is piped into ``python`` is read as the prompt reads it."""
+    typed = "import gpulab\nfrom gpulab import f32\ndef double(x: f32) -> f32:\n    return x * f32(2)\n\n" \
+            "gpulab.compile('map', double, target='sm_90')\n"
+    shown = subprocess.run([sys.executable, "-i"], input=typed, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": str(Path(gpulab.__file__).parents[1])})
+    if sys.version_info >= (3, 13) and "KernelTypeError" not in shown.stderr:
+        pytest.skip("this Python's prompt keeps what is typed into it")
+    assert "KernelTypeError: gpulab needs the source of `double`, and Python's prompt keeps none" in shown.stderr
+    assert "put the function in a file and import or run it, or use IPython, a notebook" in shown.stderr
 
 
 def test_varargs_are_refused():
