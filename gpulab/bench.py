@@ -128,9 +128,14 @@ def _kernel_of(fn, dtype) -> Kernel:
 
 
 def random_inputs(kernel: Kernel, primitive: str, n: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Random inputs of ``n`` items for ``primitive(kernel)``: one per parameter for map, else one."""
+    """Random arrays of ``n`` items for a call of ``primitive(kernel)``: one per parameter for map, else one, or
+    what the primitive's record makes (a segmented reduce's offsets, a reduce_by_key's keys)."""
     args = kernel.signature().args
-    return [random_array(t, n, rng) for t in (args if registry.primitive(primitive).elementwise else args[:1])]
+    record = registry.primitive(primitive)
+    make = record.random_arguments()
+    if make is not None:
+        return make(args, n, rng, lambda element, count: random_array(element, count, rng))
+    return [random_array(t, n, rng) for t in (args if record.elementwise else args[:1])]
 
 
 def default_initial(primitive: str, kernel: Kernel, initial):
@@ -141,9 +146,10 @@ def default_initial(primitive: str, kernel: Kernel, initial):
 
 
 def _moved_bytes(record: Primitive, inputs, result) -> int:
-    """Bytes a call must move: its reads, and its result where it is written."""
+    """Bytes a call must move: its reads, and its result (or results) where it is written."""
     reads = sum(x.nbytes for x in inputs)
-    return reads + (int(result.nbytes) if record.writes_result else 0)
+    written = sum(int(part.nbytes) for part in (result if isinstance(result, tuple) else (result,)))
+    return reads + (written if record.writes_result else 0)
 
 
 # ---------------------------------------------------------------- host timing
@@ -420,7 +426,7 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
                 else:
                     call = _host_call(record, kernel, initial, own_options)
                     seconds, samples, out = _time_host(call, inputs, repeats, warmup, max_seconds)
-                    moved = _moved_bytes(record, inputs, np.asarray(out))
+                    moved = _moved_bytes(record, inputs, out if isinstance(out, tuple) else np.asarray(out))
                 result.rows.append({"device": target.name, "primitive": primitive, "size": n, "seconds": seconds,
                                     "bytes": moved, "gb_per_s": moved / seconds / 1e9, "repeats": samples})
                 bar.advance()

@@ -181,6 +181,10 @@ class ArgumentError(GpulabError, ValueError):
     unknown primitive or option); the message says which value and what to give instead."""
 
 
+class OffsetsError(ArgumentError):
+    """Segment offsets that decrease, or reach outside the input; the message names the first bad one."""
+
+
 class UnknownNameError(GpulabError, AttributeError):
     """``gpulab.NAME`` for a name the module does not have; the message names the close ones, or where it is."""
 

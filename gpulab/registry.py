@@ -58,10 +58,11 @@ class Primitive:
         Shared templates it needs, in order (``common`` always comes first).
     kernels : tuple of str
         The ``__global__`` functions of its template.
-    geometry : {"vector", "fold", "tile"}
+    geometry : {"vector", "fold", "tile", "pairs"}
         How work is cut: blocks of vectors (map), blocks of vectors folded in
-        order (reduce), or look-back tiles in shared memory (scan, filter);
-        codegen sizes each.
+        order (reduce), look-back tiles in shared memory (scan, filter,
+        segmented reduce), or such tiles of keys and items side by side
+        (reduce_by_key); codegen sizes each.
     operator : OperatorCall
         What the kernel calls the user's function as.
     arity : (int, int)
@@ -87,13 +88,23 @@ class Primitive:
         The device plan class (``"module:Class"``, imported on first use).
     host : str or callable
         The host reference runner ``(fn, *arrays, initial=, widen=, **options)``.
+    keyed : bool
+        A call passes keys before the items (reduce_by_key): the kernel reads
+        both (input 0 of type ``key_t``, input 1 of type ``value_t``); the
+        operator takes items of input 1 only.
+    arguments : str or callable, optional
+        ``(element types of the operator's parameters, n, rng, items) -> arrays``:
+        the random arrays a call takes after the function, for ``--run`` and
+        ``bench``, where ``items(element_type, count)`` makes random items
+        (``None``: one array of ``n`` items per parameter for an element-wise
+        primitive, else one).
     """
 
     name: str
     template: str | Path
     helpers: tuple[str, ...]
     kernels: tuple[str, ...]
-    geometry: Literal["vector", "fold", "tile"]
+    geometry: Literal["vector", "fold", "tile", "pairs"]
     operator: OperatorCall
     arity: tuple[int, int]
     same_types: bool
@@ -105,6 +116,8 @@ class Primitive:
     writes_result: bool
     plan: str | type
     host: str | Callable
+    keyed: bool = False
+    arguments: str | Callable | None = None
 
     def plan_class(self) -> type:
         """The device plan class."""
@@ -113,6 +126,43 @@ class Primitive:
     def host_runner(self) -> Callable:
         """The host reference runner."""
         return _resolve(self.host)
+
+    def random_arguments(self) -> Callable | None:
+        """The maker of a call's random arrays (see ``arguments``), or ``None``."""
+        return _resolve(self.arguments) if self.arguments is not None else None
+
+    def input_count(self, parameters: int) -> int:
+        """How many of a call's arrays the kernel reads as typed inputs (``Input0``...), for an operator of
+        ``parameters`` parameters: one per parameter for an element-wise primitive, keys and items for a keyed
+        one, else one (arrays after them, such as a segmented reduce's offsets, are the plan's own)."""
+        return parameters if self.elementwise else 2 if self.keyed else 1
+
+    def key_type(self, keys=None):
+        """The element type of a keyed primitive's keys (``keys``, a dtype; int32 when ``None``); ``None`` for a
+        primitive that takes no keys.
+
+        Raises
+        ------
+        ArgumentError
+            For keys given to a primitive that takes none.
+        KernelTypeError
+            For keys of a record type (keys are compared with ``==``).
+        """
+        if not self.keyed:
+            if keys is not None:
+                raise ArgumentError(f"keys is not an option of {self.name}")
+            return None
+        found = element_type("int32" if keys is None else keys)
+        if found.is_record:
+            raise KernelTypeError(f"{self.name} compares keys with ==, and keys of a record type ({found.name}) are "
+                                  "not supported: make a number of each record with gpulab.mapped(fn, records) and "
+                                  "use that as the keys")
+        return found
+
+    @property
+    def operand(self) -> int:
+        """Which of a call's arrays holds the items the operator takes (a keyed primitive's values)."""
+        return 1 if self.keyed else 0
 
     def template_text(self) -> str:
         """The text of its own template."""
@@ -125,7 +175,7 @@ class Primitive:
     @functools.cached_property
     def fingerprint(self) -> str:
         """A digest of the record and its template (part of every build key of this primitive; read once)."""
-        fields = {name: value for name, value in vars(self).items() if name not in ("plan", "host")}
+        fields = {name: value for name, value in vars(self).items() if name not in ("plan", "host", "arguments")}
         return hashlib.sha256((repr(sorted(fields.items())) + self.template_text()).encode()).hexdigest()[:16]
 
     def operator_problem(self, name: str, count: int, args=None, result=None) -> str | None:
@@ -201,6 +251,16 @@ PRIMITIVES: dict[str, Primitive] = {record.name: record for record in (
               geometry="tile", operator=_TEST, arity=(1, 1), same_types=False, takes="a predicate of one value",
               result="bool", elementwise=False, initial=None, options=(), writes_result=True,
               plan="gpulab.primitives.filter:FilterPlan", host="gpulab.host.run:run_filter"),
+    Primitive(name="segmented_reduce", template="segmented_reduce", helpers=("fold", "tile", "lookback", "segments"),
+              kernels=("gpulab_segmented_reduce",), geometry="tile", operator=_FOLD, arity=(2, 2), same_types=True,
+              takes=_OPERATOR, result="input", elementwise=False, initial="required", options=(),
+              writes_result=True, plan="gpulab.primitives.segmented:SegmentedReducePlan",
+              host="gpulab.host.segments:run_segmented_reduce", arguments="gpulab.host.segments:random_segments"),
+    Primitive(name="reduce_by_key", template="reduce_by_key", helpers=("fold", "tile", "lookback", "segments"),
+              kernels=("gpulab_reduce_by_key",), geometry="pairs", operator=_FOLD, arity=(2, 2), same_types=True,
+              takes=_OPERATOR, result="input", elementwise=False, initial=None, options=(), writes_result=True,
+              plan="gpulab.primitives.segmented:ReduceByKeyPlan", host="gpulab.host.segments:run_reduce_by_key",
+              keyed=True, arguments="gpulab.host.segments:random_runs"),
 )}
 """Every primitive, by name, in the order menus list them."""
 

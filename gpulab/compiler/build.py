@@ -191,11 +191,12 @@ def _stage(timings: dict, name: str, progress: Progress | None = None):
 
 
 def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo=True, fma=True,
-              exclusive=False, index_bits=32, iota=(), boundscheck=True, mapped=()) -> BuildSpec:
+              exclusive=False, index_bits=32, iota=(), boundscheck=True, mapped=(), keys=None) -> BuildSpec:
     """Check ``fn`` for ``primitive`` and return its :class:`BuildSpec`.
 
     ``mapped`` gives, per input of the primitive, the :func:`gpulab.mapped`
-    input (or its ``shape``) it is, or ``None``.
+    input (or its ``shape``) it is, or ``None``. ``keys`` is a keyed
+    primitive's key type (int32 when not given).
 
     Raises
     ------
@@ -217,24 +218,25 @@ def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo
     result = record.stored_result(inputs, result)
     uniforms = tuple(zip(kernel.uniforms, kernel.uniform_types()))
     arrays = tuple(zip(kernel.arrays, kernel.array_types()))
-    specs = _mapped_specs(record, kernel, inputs, mapped)
+    keys = record.key_type(keys)
+    specs = _mapped_specs(record, kernel, inputs, mapped, keys)
     reads = arrays or any(spec.arrays for _, spec in walk(specs))
     options = BuildOptions(lto=lto, lineinfo=lineinfo, fma=fma, exclusive=bool(exclusive), index_bits=index_bits,
                            iota=tuple(iota) or (False,) * len(inputs),
                            boundscheck=bool(boundscheck) or not reads)  # no reads to check: one build
     return BuildSpec(primitive, kernel, tuple(inputs), result, uniforms, parse_target(target), options, arrays,
-                     specs)
+                     specs, keys)
 
 
-def _mapped_specs(record: registry.Primitive, kernel: Kernel, inputs, mapped) -> tuple:
+def _mapped_specs(record: registry.Primitive, kernel: Kernel, inputs, mapped, keys=None) -> tuple:
     """Per input, the :class:`MappedSpec` of its mapped input or ``None`` (``()`` when no input is mapped)."""
     shapes = tuple(m.shape if isinstance(m, Mapped) else m for m in mapped)
     if not any(shapes):
         return ()
-    count = len(inputs) if record.elementwise else 1
+    count = record.input_count(len(inputs))
     if len(shapes) != count:
         raise ArgumentError(f"mapped= gives {len(shapes)} input(s); {record.name} of `{kernel.name}` takes {count}")
-    for shape, wanted in zip(shapes, inputs):
+    for shape, wanted in zip(shapes, [keys, inputs[0]] if record.keyed else inputs):
         if shape is not None and shape.result != wanted:
             raise KernelTypeError(f"mapped `{shape.kernel.name}` makes {shape.result.name} items, but `{kernel.name}` "
                                   f"takes {wanted.name}: declare `{shape.kernel.name}` -> {wanted.name}",
@@ -327,7 +329,8 @@ def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | N
     with _stage(timings, "codegen", progress):
         return codegen.generate(spec.record, name or spec.kernel.name, spec.target.arch, list(spec.inputs), result,
                                 list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
-                                exclusive=options.exclusive, arrays=list(spec.arrays), mapped=spec.mapped)
+                                exclusive=options.exclusive, arrays=list(spec.arrays), mapped=spec.mapped,
+                                keys=spec.keys)
 
 
 KERNEL_CODE: LRU = LRU(64)

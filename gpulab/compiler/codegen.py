@@ -120,9 +120,11 @@ def geometry_for(types: list[ElementType], primitive: Primitive) -> Geometry:
     widest = max(t.itemsize for t in types)
     vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
     vec = 16 // widest if vectorisable else 1
-    scan_items = max(1, min(MAX_SCAN_ITEMS, SCAN_THREAD_BYTES // widest))
+    # A thread of a "pairs" tile owns a key and an item per place: SCAN_THREAD_BYTES of both together.
+    scan_items = max(1, min(MAX_SCAN_ITEMS, SCAN_THREAD_BYTES // (2 * widest if primitive.geometry == "pairs"
+                                                                   else widest)))
     scan_items = max(vec, scan_items - scan_items % vec)
-    block_threads = SCAN_BLOCK_THREADS if primitive.geometry == "tile" else BLOCK_THREADS
+    block_threads = SCAN_BLOCK_THREADS if primitive.geometry in ("tile", "pairs") else BLOCK_THREADS
     unroll = MAP_UNROLL
     if primitive.geometry == "fold":
         rows = MAX_REDUCE_ROWS if vec > 1 else MAX_SCALAR_REDUCE_ROWS
@@ -145,7 +147,8 @@ def _scan_min_blocks(primitive: Primitive, types: list[ElementType], geometry: G
 
 def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementType], result: ElementType,
              uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
-             exclusive: bool = False, arrays: list[tuple[str, ArrayType]] = (), mapped: tuple = ()) -> Source:
+             exclusive: bool = False, arrays: list[tuple[str, ArrayType]] = (), mapped: tuple = (),
+             keys: ElementType | None = None) -> Source:
     """Generate the CUDA C++ for one primitive around the operator ``gpulab_op``.
 
     Parameters
@@ -172,29 +175,33 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
         Width of indices and sizes.
     exclusive : bool
         For scan: exclusive instead of inclusive.
+    keys : ElementType, optional
+        A keyed primitive's key type (``key_t``, the type of input 0).
     """
-    count = len(inputs) if primitive.elementwise else 1
+    count = primitive.input_count(len(inputs))
     kinds = input_kinds(count, iota, mapped)
     operators = [spec for _, spec in walk(kinds)]
-    element_types = [*inputs, result, *(t for spec in operators for t in (*spec.args, spec.result))]
+    items = _input_types(primitive, inputs, keys)
+    element_types = [*items, *inputs, result, *(t for spec in operators for t in (*spec.args, spec.result))]
     geometry = geometry_for(element_types, primitive)
     scan_min_blocks = _scan_min_blocks(primitive, element_types, geometry)
-    min_blocks = {"fold": REDUCE_MIN_BLOCKS, "tile": scan_min_blocks}.get(primitive.geometry)
+    min_blocks = {"fold": REDUCE_MIN_BLOCKS, "tile": scan_min_blocks, "pairs": scan_min_blocks}.get(primitive.geometry)
     all_uniforms = [*uniforms, *(u for spec in operators for u in spec.uniforms)]
     all_arrays = [*arrays, *(a for spec in operators for a in spec.arrays)]
     sections = [
         _header(primitive.name, name, target, index_bits),
         _constants(geometry, scan_min_blocks, index_bits, exclusive),
-        _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays),
+        _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys),
         _piece("common"),
-        _accessors(primitive, inputs, kinds, len(arrays)),
+        _accessors(primitive, items, kinds, len(arrays)),
+        *([_same_key(keys)] if primitive.keyed else []),
         _operator(primitive, name, inputs, result, uniforms, arrays),
     ]
     sections += [_piece(helper) for helper in primitive.helpers]
     sections.append(Template(primitive.template_text()).substitute(_input_fields(len(inputs))))
     text = "\n".join(sections)
     elements = {t.cxx: t for t in (*element_types, *(t for _, t in all_uniforms), *(a.element for _, a in all_arrays))}
-    elements.update(_typedefs(primitive, inputs, result))
+    elements.update(_typedefs(primitive, inputs, result, keys))
     return Source(text, primitive.kernels, geometry,
                   kernel_parameters(text, primitive.kernels, elements, index_bits),
                   register_cap(geometry.block_threads, min_blocks) if min_blocks else None)
@@ -241,12 +248,12 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
     )
 
 
-def _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays) -> str:
+def _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys) -> str:
     lines = ["// ---- Element types ------------------------------------------------------------"]
     definitions = cxx_definitions([*element_types, *(t for _, t in all_uniforms), *(a.element for _, a in all_arrays)])
     if definitions:
         lines.append(definitions)
-    typedefs = _typedefs(primitive, inputs, result)
+    typedefs = _typedefs(primitive, inputs, result, keys)
     for name, element in typedefs.items():
         if name == "out_t" and "value_t" in typedefs:
             lines.append("typedef value_t out_t;")
@@ -294,11 +301,33 @@ BOUNDS_CHECK = (
 )
 
 
-def _typedefs(primitive, inputs, result) -> dict[str, ElementType]:
-    """The element types that :func:`_types` names ``in0_t``, ``out_t``, ``value_t``."""
+def _typedefs(primitive, inputs, result, keys=None) -> dict[str, ElementType]:
+    """The element types that :func:`_types` names ``in0_t``, ``out_t``, ``value_t`` (and a keyed primitive's
+    ``key_t``)."""
     if primitive.elementwise:
         return {**{f"in{i}_t": t for i, t in enumerate(inputs)}, "out_t": result}
-    return {"value_t": inputs[0], "out_t": inputs[0]}
+    return {**({"key_t": keys} if primitive.keyed else {}), "value_t": inputs[0], "out_t": inputs[0]}
+
+
+def _input_types(primitive, inputs, keys) -> list[ElementType]:
+    """The item type of each of the kernel's inputs: one per parameter for an element-wise primitive, the keys'
+    and the operator's for a keyed one, else the operator's."""
+    if primitive.elementwise:
+        return list(inputs)
+    return [keys, inputs[0]] if primitive.keyed else [inputs[0]]
+
+
+def _same_key(keys: ElementType) -> str:
+    """``same_key(a, b)``: whether two keys are equal as Python's ``==`` says of NumPy scalars (a NaN equals
+    nothing, -0.0 equals 0.0). float16 and complex are storage structs here, compared by their parts."""
+    if keys.dtype.kind == "c":
+        test = "a.re == b.re && a.im == b.im"
+    elif keys.dtype.kind == "f" and keys.itemsize == 2:  # IEEE half: compared by its bits
+        test = "(a.bits & 0x7fffu) <= 0x7c00u && (a.bits == b.bits || ((a.bits | b.bits) & 0x7fffu) == 0)"
+    else:
+        test = "a == b"
+    return ("// Whether two keys are equal, as `==` says in Python: runs of equal keys are folded together.\n"
+            f"__device__ __forceinline__ bool same_key(key_t a, key_t b) {{ return {test}; }}\n")
 
 
 def _uniform_member(index: int, name: str, element: ElementType) -> str:
@@ -319,13 +348,17 @@ def _array_field(number: int, name: str) -> str:
     return cxx.identifier(f"a_{name}", f"c{number}")
 
 
-def _accessors(primitive, inputs, kinds, first_array: int) -> str:
+def _accessors(primitive, items, kinds, first_array: int) -> str:
+    """How each input is read (``items``: each input's item type), and how the output is written."""
     parts = ["// ---- Reading inputs, writing the output --------------------------------------"]
-    value_names = [f"in{i}_t" for i in range(len(inputs))] if primitive.elementwise else ["value_t"]
-    for i, (element, kind, value) in enumerate(zip(inputs, kinds, value_names)):
+    value_names = ([f"in{i}_t" for i in range(len(items))] if primitive.elementwise
+                   else ["key_t", "value_t"] if primitive.keyed else ["value_t"])
+    for i, (element, kind, value) in enumerate(zip(items, kinds, value_names)):
         part, first_array = _input(str(i), element, kind, value, first_array)
         parts.append(part)
     parts.append(_output("out_t"))
+    if primitive.keyed:
+        parts.append(_output("key_t", "KeyOutput"))
     return "\n".join(parts)
 
 
@@ -400,16 +433,18 @@ def _iota_input(i, value) -> str:
     )
 
 
-def _output(value) -> str:
+def _output(value, struct: str = "Output") -> str:
+    what = "The output" if struct == "Output" else "The output of keys"
     return (
-        "// The output: an array (a 1-D or 2-D affine view).\n"
-        f"struct Output {{\n    {value}* data;\n    Layout layout;\n}};\n"
-        f"__device__ __forceinline__ void store(const Output& out, index_t i, {value} v) {{\n"
+        f"// {what}: an array (a 1-D or 2-D affine view).\n"
+        f"struct {struct} {{\n    {value}* data;\n    Layout layout;\n}};\n"
+        f"__device__ __forceinline__ void store(const {struct}& out, index_t i, {value} v) {{\n"
         "    out.data[offset_of(out.layout, i)] = v;\n}\n"
-        "__device__ __forceinline__ bool can_vectorize(const Output& out) {\n"
+        f"__device__ __forceinline__ bool can_vectorize(const {struct}& out) {{\n"
         "    return is_contiguous(out.layout) &&\n"
         f"           reinterpret_cast<unsigned long long>(out.data) % (sizeof({value}) * VEC) == 0;\n}}\n"
-        f"__device__ __forceinline__ void store_vector(const Output& out, index_t i, const Vector<{value}, VEC>& v) {{\n"
+        f"__device__ __forceinline__ void store_vector(const {struct}& out, index_t i, "
+        f"const Vector<{value}, VEC>& v) {{\n"
         f"    *reinterpret_cast<Vector<{value}, VEC>*>(out.data + i) = v;\n}}\n"
     )
 

@@ -98,11 +98,12 @@ class BuildSpec:
     options: BuildOptions
     arrays: tuple[tuple[str, ArrayType], ...] = ()
     mapped: tuple[MappedSpec | None, ...] = ()
+    keys: ElementType | None = None  # a keyed primitive's key type
 
     @property
     def kinds(self) -> tuple:
         """Each input's kind: ``"array"``, ``"iota"`` or its :class:`MappedSpec`."""
-        return input_kinds(len(self.inputs) if self.record.elementwise else 1, self.options.iota, self.mapped)
+        return input_kinds(self.record.input_count(len(self.inputs)), self.options.iota, self.mapped)
 
     @property
     def record(self) -> Primitive:
@@ -122,6 +123,7 @@ class BuildSpec:
             "uniforms": [[name, _dtype_text(t.dtype)] for name, t in self.uniforms],
             "arrays": [[name, _dtype_text(a.element.dtype), a.ndim] for name, a in self.arrays],
             "mapped": [m.document() if m else None for m in self.mapped],
+            **({"keys": _dtype_text(self.keys.dtype)} if self.keys is not None else {}),
             "target": self.target.arch,
             "options": self.options.as_dict(),
             "versions": toolchain_versions(),

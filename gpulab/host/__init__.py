@@ -6,11 +6,12 @@ identical; floats are compared with :func:`compare`.
 
 from __future__ import annotations
 
-from . import run
+from . import run, segments
 from .compare import Verification, compare
 from .run import float64_reference
 
-__all__ = ["host_map", "host_reduce", "host_scan", "host_filter", "compare", "float64_reference", "Verification"]
+__all__ = ["host_map", "host_reduce", "host_scan", "host_filter", "host_segmented_reduce", "host_reduce_by_key",
+           "host_unique_by_key", "compare", "float64_reference", "Verification"]
 
 
 def host_map(fn, *xs, out=None):
@@ -116,3 +117,60 @@ def host_filter(fn, xs):
         The kept items, 1-D, of the input element type.
     """
     return run.run_filter(fn, xs)
+
+
+def host_segmented_reduce(fn, xs, offsets, initial, *, out=None):
+    """One fold per segment: ``[functools.reduce(fn, xs[offsets[k]:offsets[k + 1]], initial) for k in
+    range(len(offsets) - 1)]``.
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        ``fn(accumulated, item)``; its result is stored in the element type at each step.
+    xs : array_like or mapped
+        The items (C order).
+    offsets : array_like of int32 or int64
+        S + 1 positions in ``xs`` that never decrease (they need not start at 0 or end at ``len(xs)``).
+    initial : scalar or tuple
+        What each segment's fold starts from, and what an empty segment gives; converted only exactly.
+    out : numpy.ndarray, optional
+        S items of exactly the element type to write the results to.
+
+    Returns
+    -------
+    numpy.ndarray
+        S items of the element type; ``out`` when given.
+
+    Raises
+    ------
+    OffsetsError
+        For offsets that decrease or reach outside ``xs``, naming the first bad one.
+    """
+    return segments.run_segmented_reduce(fn, xs, offsets, initial, out=out)
+
+
+def host_reduce_by_key(fn, keys, values):
+    """For each run of equal consecutive keys (``itertools.groupby``; keys compared with ``==``, so a NaN
+    key is a run of its own), its key and ``functools.reduce(fn, its values)``.
+
+    Parameters
+    ----------
+    fn : function or Kernel
+        ``fn(accumulated, value)``; its result is stored in the element type at each step.
+    keys : array_like or mapped
+        Numbers or bools (not records), as many as ``values``.
+    values : array_like or mapped
+        The items folded.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The runs' keys and their folds, one item per run.
+    """
+    return segments.run_reduce_by_key(fn, keys, values)
+
+
+def host_unique_by_key(keys, values):
+    """The key and the first value of each run of equal consecutive keys (``reduce_by_key`` of
+    ``lambda a, b: a``)."""
+    return segments.run_unique_by_key(keys, values)

@@ -355,7 +355,9 @@ class Prepared(NamedTuple):
     items: np.ndarray
 
 
-def _prepare_fold(fn, xs, primitive: str, widen: bool) -> Prepared:
+def prepare_fold(fn, xs, primitive: str, widen: bool) -> Prepared:
+    """The operator of a fold over ``xs`` (``primitive``'s, of two items), its uniforms and the items, typed and
+    converted as the device would take them (widened to 64 bits when ``widen``)."""
     kernel = as_kernel(fn)
     conversion.refuse_iota(registry.primitive(primitive), [xs])
     declared = call_signature(kernel, [xs, xs], primitive)
@@ -365,7 +367,7 @@ def _prepare_fold(fn, xs, primitive: str, widen: bool) -> Prepared:
                     items(xs, kernel, declared.args[1], "input", signature.args[1]))
 
 
-def _carry(initial, prepared: Prepared) -> np.ndarray:
+def initial_carry(initial, prepared: Prepared) -> np.ndarray:
     """A one-item array holding ``initial``, converted exactly to the declared item type (a copy: the fold
     writes it)."""
     return np.array(conversion.scalar(initial, prepared.declared), dtype=prepared.element.dtype).reshape(1)
@@ -403,8 +405,8 @@ def run_reduce(fn, xs, initial, *, out=None, widen: bool = False) -> np.ndarray:
     """``functools.reduce(fn, xs, initial)`` (see :func:`gpulab.host.host_reduce`)."""
     if initial is None:
         raise KernelTypeError("reduce needs initial= (the result for an empty input)")
-    prepared = _prepare_fold(fn, xs, "reduce", widen)
-    carry = _carry(initial, prepared)
+    prepared = prepare_fold(fn, xs, "reduce", widen)
+    carry = initial_carry(initial, prepared)
     FOLD.run(prepared.operator, prepared.items, carry, prepared.uniforms)
     return _output(out, carry.reshape(()), "reduce")
 
@@ -413,7 +415,7 @@ def run_scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, widen: 
     """Prefix folds of ``xs`` (see :func:`gpulab.host.host_scan`)."""
     if exclusive and initial is None:
         raise KernelTypeError("an exclusive scan needs initial= (item 0 of the result is the initial value)")
-    prepared = _prepare_fold(fn, xs, "scan", widen)
+    prepared = prepare_fold(fn, xs, "scan", widen)
     operator, uniforms, element, _, values = prepared
     result = np.empty(values.size, element.dtype)
     if values.size == 0:
@@ -422,11 +424,11 @@ def run_scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, widen: 
         result[:1] = values[:1]
         carry, rest, first = result[:1].copy(), values[1:], 1
     elif exclusive:
-        carry = _carry(initial, prepared)
+        carry = initial_carry(initial, prepared)
         result[:1] = carry
         rest, first = values[:-1], 1
     else:
-        carry, rest, first = _carry(initial, prepared), values, 0
+        carry, rest, first = initial_carry(initial, prepared), values, 0
     PREFIX_FOLD.run(operator, rest, result[first:], carry, uniforms)
     return _output(out, result, "scan")
 

@@ -8,15 +8,18 @@ device results are held to it. Device inputs are any object with
 from __future__ import annotations
 
 from .. import host
-from ..iota import Iota
 from ..registry import PRIMITIVES
-from .dispatch import call, check_host_inputs, make_plan, plan_for, resolve_device, verify
+from .dispatch import call, check_host_inputs, gpu_device, host_copies, make_plan, plan_for, resolve_device, verify
 from .filter import FilterPlan
 from .map import MapPlan
 from .reduce import ReducePlan
 from .scan import ScanPlan
+from .segmented import (make_reduce_by_key, make_segmented_reduce, make_unique_by_key, reduce_by_key,
+                        segmented_reduce, unique_by_key)
 
-__all__ = ["map", "reduce", "scan", "filter", "make_map", "make_reduce", "make_scan", "make_filter", "call"]
+__all__ = ["map", "reduce", "scan", "filter", "make_map", "make_reduce", "make_scan", "make_filter", "call",
+           "segmented_reduce", "make_segmented_reduce", "reduce_by_key", "make_reduce_by_key", "unique_by_key",
+           "make_unique_by_key"]
 
 
 def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **options):  # noqa: A001
@@ -48,7 +51,7 @@ def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **opt
     plan = plan_for(PRIMITIVES["map"], fn, xs, target, **options)
     result = plan(*xs, out=out, stream=stream)
     if verify:
-        _verify_with_host(result, host.host_map(fn, *_host_copies(xs)), result.dtype)
+        verify(result, host.host_map(fn, *host_copies(xs)))
     return result
 
 
@@ -66,7 +69,7 @@ def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool 
     plan = plan_for(PRIMITIVES["reduce"], fn, [xs], target, **options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
-        _verify_with_host(result, host.host_reduce(fn, *_host_copies([xs]), initial), result.dtype)
+        verify(result, host.host_reduce(fn, *host_copies([xs]), initial))
     return result
 
 
@@ -80,8 +83,7 @@ def scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, device=None
     plan = plan_for(PRIMITIVES["scan"], fn, [xs], target, exclusive=bool(exclusive), **options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
-        _verify_with_host(result, host.host_scan(fn, *_host_copies([xs]), initial, exclusive=exclusive),
-                          result.dtype)
+        verify(result, host.host_scan(fn, *host_copies([xs]), initial, exclusive=exclusive))
     return result
 
 
@@ -94,49 +96,27 @@ def filter(fn, xs, *, device=None, stream=None, verify: bool = False, **options)
     plan = plan_for(PRIMITIVES["filter"], fn, [xs], target, **options)
     result = plan.finish(plan(xs, stream=stream), stream=stream)
     if verify:
-        _verify_with_host(result, host.host_filter(fn, *_host_copies([xs])), result.dtype)
+        verify(result, host.host_filter(fn, *host_copies([xs])))
     return result
 
 
 def make_map(fn, *examples, device=None, **options) -> MapPlan:
     """A reusable map for inputs like ``examples`` (arrays, dtypes or iota): build once, call many times."""
-    return make_plan(PRIMITIVES["map"], fn, examples, _gpu(device), **options)
+    return make_plan(PRIMITIVES["map"], fn, examples, gpu_device(device), **options)
 
 
 def make_reduce(fn, example, *, device=None, **options) -> ReducePlan:
     """A reusable reduce for inputs like ``example``; ``temp_storage_bytes(n)`` then ``plan(xs, initial)``."""
-    return make_plan(PRIMITIVES["reduce"], fn, [example], _gpu(device), **options)
+    return make_plan(PRIMITIVES["reduce"], fn, [example], gpu_device(device), **options)
 
 
 def make_scan(fn, example, *, exclusive: bool = False, device=None, **options) -> ScanPlan:
     """A reusable scan for inputs like ``example``."""
-    return make_plan(PRIMITIVES["scan"], fn, [example], _gpu(device), exclusive=exclusive, **options)
+    return make_plan(PRIMITIVES["scan"], fn, [example], gpu_device(device), exclusive=exclusive, **options)
 
 
 def make_filter(fn, example, *, device=None, **options) -> FilterPlan:
     """A reusable filter for inputs like ``example``; a call returns ``(out, kept)``, both on the device."""
-    return make_plan(PRIMITIVES["filter"], fn, [example], _gpu(device), **options)
+    return make_plan(PRIMITIVES["filter"], fn, [example], gpu_device(device), **options)
 
 
-def _gpu(device):
-    from ..errors import DeviceError
-
-    target = resolve_device(device)
-    if not target.is_gpu:
-        raise DeviceError("make_* objects run on a GPU; on the host call gpulab.map/reduce/scan/filter "
-                          "with device='host'")
-    return target
-
-
-def _host_copies(xs):
-    from ..mapped import Mapped
-    from ..runtime.arrays import to_host
-
-    return [x if isinstance(x, Iota) else Mapped(x.kernel, tuple(_host_copies(x.inputs)), x.args, x.result)
-            if isinstance(x, Mapped) else to_host(x) for x in xs]
-
-
-def _verify_with_host(result, host_result, dtype):
-    from ..types import element_type
-
-    verify(result, host_result, element_type(dtype))

@@ -15,7 +15,7 @@ from .. import registry
 from ..conversion import refuse_iota, wrong_dtype
 from ..device import Device, current_device, devices, say_no_gpu
 from ..device import device as find_device
-from ..errors import HostArrayError, KernelTypeError, VerificationError, VerificationWarning
+from ..errors import DeviceError, HostArrayError, KernelTypeError, VerificationError, VerificationWarning
 from ..iota import Iota
 from ..kernel import Kernel, as_kernel, references_unchanged
 from ..lru import LRU
@@ -67,7 +67,8 @@ def operator_types(record: Primitive, kernel: Kernel, arrays) -> tuple[ElementTy
     items of their one array to every parameter.
     """
     examples = [_example(x) for x in arrays]
-    return element_types(kernel, examples if record.elementwise else examples[:1] * record.arity[0])
+    operand = record.operand
+    return element_types(kernel, examples if record.elementwise else examples[operand:operand + 1] * record.arity[0])
 
 
 def _example(x):
@@ -83,11 +84,15 @@ def make_plan(record: Primitive, fn, arrays, device: Device, **options):
     """A new device plan of ``record`` for ``fn`` and arrays like ``arrays`` (what ``make_*`` return)."""
     kernel = as_kernel(fn)
     refuse_iota(record, arrays)
+    types = operator_types(record, kernel, arrays)
+    inputs = arrays[:record.input_count(len(types))]  # those the kernel reads as typed inputs
     if "iota" in record.options:
-        options["iota"] = tuple(isinstance(x, Iota) for x in arrays)
-    if any(isinstance(x, Mapped) for x in arrays):
-        options["mapped"] = tuple(x.shape if isinstance(x, Mapped) else None for x in arrays)
-    return record.plan_class()(kernel, operator_types(record, kernel, arrays), device, **options)
+        options["iota"] = tuple(isinstance(x, Iota) for x in inputs)
+    if any(isinstance(x, Mapped) for x in inputs):
+        options["mapped"] = tuple(x.shape if isinstance(x, Mapped) else None for x in inputs)
+    if record.keyed:
+        options["keys"] = element_type(_example(arrays[0]).dtype)
+    return record.plan_class()(kernel, types, device, **options)
 
 
 def plan_for(record: Primitive, fn, arrays, device: Device, **options):
@@ -112,7 +117,8 @@ def plan_for(record: Primitive, fn, arrays, device: Device, **options):
     types = operator_types(record, kernel, arrays)
     iota = tuple(isinstance(x, Iota) for x in arrays) if "iota" in record.options else None
     mapped = tuple(kind_of(x) for x in arrays)
-    key = (record.name, kernel.pyfunc, kernel.fingerprint, kernel.declared, types, iota, mapped, device.name,
+    keys = _example(arrays[0]).dtype if record.keyed else None
+    key = (record.name, kernel.pyfunc, kernel.fingerprint, kernel.declared, types, iota, mapped, keys, device.name,
            tuple(sorted(options.items())))
     plan = PLANS.get_or_make(key, lambda: make_plan(record, kernel, arrays, device, **options))
     if recent_key is not None:
@@ -144,10 +150,36 @@ def call(primitive: str, fn, arrays, *, initial=None, device=None, **options):
     return plan.finish(plan(*arguments))
 
 
-def verify(device_result, host_result, element: ElementType) -> None:
-    """Compare a device result with the host's: integers exactly (else raise), floats reported."""
+def gpu_device(device) -> Device:
+    """The GPU a ``make_*`` object is made for: ``device``, else the current one.
+
+    Raises
+    ------
+    DeviceError
+        When that is the host: a reusable object runs on a GPU only.
+    """
+    target = resolve_device(device)
+    if not target.is_gpu:
+        raise DeviceError("make_* objects run on a GPU; on the host call the one-shot function (gpulab.reduce, "
+                          "gpulab.segmented_reduce...) with device='host'")
+    return target
+
+
+def host_copies(xs) -> list:
+    """The inputs ``xs`` of a device call, as the host takes them: arrays copied to the host, iotas as they
+    are, mapped inputs of host copies."""
+    return [x if isinstance(x, Iota) else Mapped(x.kernel, tuple(host_copies(x.inputs)), x.args, x.result)
+            if isinstance(x, Mapped) else to_host(x) for x in xs]
+
+
+def verify(device_result, host_result, element: ElementType | None = None) -> None:
+    """Compare a device result with the host's: integers exactly (else raise), floats reported.
+
+    ``element`` is the result's element type (the device result's own when ``None``).
+    """
     from ..host import compare
 
+    element = element_type(device_result.dtype) if element is None else element
     report = compare(to_host(device_result), host_result, element)
     if report.exact:
         return

@@ -37,7 +37,7 @@ def written_fields(parameters, kinds: tuple) -> dict[str, tuple[str, ...]]:
     expected = {}
     for parameter in parameters:
         input_index = re.fullmatch(r"Input(\d+)", parameter.cxx)
-        if parameter.cxx == "Output":
+        if parameter.cxx in ("Output", "KeyOutput"):
             expected[parameter.name] = ARRAY_FIELDS
         elif input_index:
             index = int(input_index.group(1))

@@ -156,7 +156,7 @@ class DevicePlan:
         self.options = options
         self._prepared: dict[object, Prepared] = {}
         self._lock = threading.Lock()
-        count = len(self.types) if primitive_record(primitive).elementwise else 1
+        count = primitive_record(primitive).input_count(len(self.types))
         self.kinds = input_kinds(count, options.get("iota", ()), options.get("mapped", ()))
         """Each input's kind: ``"array"``, ``"iota"`` or the :class:`~gpulab.mapped.MappedShape` it is."""
         self._input_dtypes = tuple(t.dtype for t in self.types)

@@ -63,6 +63,22 @@ __device__ __forceinline__ T shuffle_words(T value, Shuffle shuffle) {
     return value;
 }
 
+// `take ? a : b` for any trivially copyable type, a select per 32-bit word:
+// for a struct of several fields ptxas may branch around the copy instead,
+// and a branch between shuffles is one it cannot prove the whole warp takes.
+template <typename T>
+__device__ __forceinline__ T pick(bool take, const T& a, const T& b) {
+    constexpr int WORDS = (sizeof(T) + 3) / 4;
+    unsigned int words[WORDS] = {}, others[WORDS] = {};
+    memcpy(words, &a, sizeof(T));
+    memcpy(others, &b, sizeof(T));
+    #pragma unroll
+    for (int w = 0; w < WORDS; ++w) words[w] = take ? words[w] : others[w];
+    T value;
+    memcpy(&value, words, sizeof(T));
+    return value;
+}
+
 template <typename T>
 __device__ __forceinline__ T shuffle_down(T value, int delta) {
     return shuffle_words(value, [delta](unsigned int w) { return __shfl_down_sync(0xffffffffu, w, delta); });

@@ -55,7 +55,7 @@ __device__ __forceinline__ T warp_scan(T x, Combine combine) {
     #pragma unroll
     for (int d = 1; d < WARP_THREADS; d *= 2) {
         const T joined = combine(shuffle_up(x, d), x);
-        x = lane >= d ? joined : x;
+        x = pick(lane >= d, joined, x);
     }
     return x;
 }

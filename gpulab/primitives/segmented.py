@@ -1,0 +1,279 @@
+"""Segmented reduce and reduce_by_key on a device: folds that start again at each segment or run of keys.
+
+Both are one pass over tiles with a decoupled look-back, as the scan is, over
+pieces of segments (``templates/segments.cu``). ``unique_by_key`` is
+``reduce_by_key`` of :func:`~gpulab.host.segments.keep_first`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..conversion import scalar
+from ..errors import LengthMismatchError, OffsetsError
+from ..host.segments import check_offset_array, keep_first, offsets_problem, run_reduce_by_key, run_segmented_reduce
+from ..registry import PRIMITIVES
+from ..runtime.arrays import array_fields, device_array, empty
+from ..runtime.module import value_fields
+from ..runtime.scratch import StreamScratch
+from ..runtime.streams import stream_handle
+from ..types import ElementType, element_type
+from .dispatch import check_host_inputs, gpu_device, host_copies, make_plan, plan_for, resolve_device
+from .dispatch import verify as hold_to_host
+from .filter import KEPT_DTYPE
+from .lookback import LookBackPlan
+from .plan import index_bits_of, on_plan_device
+
+__all__ = ["SegmentedReducePlan", "ReduceByKeyPlan", "segmented_reduce", "make_segmented_reduce", "reduce_by_key",
+           "make_reduce_by_key", "unique_by_key", "make_unique_by_key"]
+
+BAD_BYTES = 8  # the word where a launch records the first bad offset (segmented_reduce.cu)
+
+
+def _aligned(size: int, alignment: int) -> int:
+    return -(-size // alignment) * alignment
+
+
+def piece_bytes(element: ElementType) -> int:
+    """``sizeof(Piece<value_t>)``: the value, then two bools, padded to the value's alignment (segments.cu)."""
+    return _aligned(element.itemsize + 2, element.alignment)
+
+
+def runs_bytes(element: ElementType, index_bits: int) -> int:
+    """``sizeof(Runs<value_t>)``: an ``index_t``, then a ``Piece<value_t>`` (reduce_by_key.cu)."""
+    index = index_bits // 8
+    return _aligned(_aligned(index, element.alignment) + piece_bytes(element), max(index, element.alignment))
+
+
+class SegmentedReducePlan(LookBackPlan):
+    """Reusable device segmented reduce (see :func:`gpulab.make_segmented_reduce`)."""
+
+    def __init__(self, kernel, types, device, **options):
+        super().__init__("segmented_reduce", kernel, types, device, **options)
+        self.element = self.types[0]
+        self._initial_fields = value_fields(self.element.dtype)
+        self._bad = StreamScratch()  # zeroed; a launch that finds a bad offset leaves it set, the check clears it
+
+    def status_value_size(self, prepared) -> int:
+        """A tile's status value is a piece of segments."""
+        return piece_bytes(self.element)
+
+    def tiles(self, n: int, prepared) -> int:
+        """Blocks a launch takes: one per tile of the input, at least one (it also writes empty segments)."""
+        return max(1, super().tiles(n, prepared))
+
+    def argument_order(self, build):
+        return {"gpulab_segmented_reduce": ("in", "n", "offsets", "segments", "out", "status", "epoch", "initial",
+                                            "bad", "u")}
+
+    @on_plan_device
+    def __call__(self, xs, offsets, initial, *, out=None, temp_storage=None, stream=None, check_offsets: bool = True):
+        """Fold each segment ``xs[offsets[k]:offsets[k + 1]]`` from ``initial`` into ``out[k]``.
+
+        Parameters
+        ----------
+        xs : device array or mapped input
+            The items.
+        offsets : device array of int32 or int64
+            S + 1 positions that never decrease, within ``0 .. len(xs)``.
+        initial : scalar
+            What each segment's fold starts from, and what an empty one gives.
+        out : device array, optional
+            S items of the element type (allocated when ``None``).
+        check_offsets : bool
+            Wait for the launch and raise :class:`~gpulab.errors.OffsetsError` if the offsets decrease or reach
+            outside ``xs`` (the kernel checks them as it reads them); ``False`` keeps the call asynchronous, and
+            bad offsets then give wrong results (never a read or write outside the arrays).
+        """
+        dtype = self.element.dtype
+        uniform_values = self.uniform_values()
+        fields, n, extent = self.input_fields(xs, 0, uniform_values)
+        offset_view, offset_fields, segments = self._offsets(offsets)
+        initial_fields = self._initial_fields(scalar(initial, self.element))
+        if out is None:
+            out = empty(segments, dtype)
+        out_fields, out_size, out_extent = array_fields(out, dtype, "output")
+        if out_size != segments:
+            raise LengthMismatchError(f"the output has {out_size} items; this call needs {segments} (one per "
+                                      "segment: len(offsets) - 1)")
+        prepared = self.prepared(index_bits_of(max(extent, out_extent)), uniform_values)
+        if segments == 0:
+            return out
+        handle = stream_handle(stream)
+        bad = self._bad.get(BAD_BYTES, handle)[0] if check_offsets else 0
+        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
+        prepared.launcher("gpulab_segmented_reduce")(tiles, handle, *fields, n, *offset_fields, segments, *out_fields,
+                                                     *status, epoch, *initial_fields, bad,
+                                                     *prepared.uniform_fields(uniform_values))
+        prepared.check_reads(uniform_values, handle)
+        if check_offsets:
+            self._check(bad, offset_view, offset_fields[1], segments, n, handle)
+        return out
+
+    def _offsets(self, offsets):
+        """``(view, the kernel's Offsets fields, S)`` of a device array of offsets."""
+        self.check_device(offsets, "offsets")
+        view = device_array(offsets, name="offsets")
+        check_offset_array(view.dtype, view.shape)
+        return view, (view.pointer, view.layout.inner_stride, int(view.dtype.itemsize == 8)), view.size - 1
+
+    @staticmethod
+    def _check(bad: int, view, stride: int, segments: int, n: int, stream: int) -> None:
+        """Wait for ``stream`` and raise for the first bad offset the launch recorded at ``bad``, clearing it."""
+        import cupy
+
+        runtime = cupy.cuda.runtime
+        word = np.zeros(1, np.uint64)
+        runtime.memcpyAsync(word.ctypes.data, bad, BAD_BYTES, runtime.memcpyDeviceToHost, stream)
+        runtime.streamSynchronize(stream)
+        if not word[0]:
+            return
+        runtime.memsetAsync(bad, 0, BAD_BYTES, stream)
+        k = int(~word[0])
+        pair = np.zeros(2, view.dtype)
+        for j in (0, 1):
+            runtime.memcpyAsync(pair[j:].ctypes.data, view.pointer + (k + j) * stride * view.dtype.itemsize,
+                                view.dtype.itemsize, runtime.memcpyDeviceToHost, stream)
+        runtime.streamSynchronize(stream)
+        raise OffsetsError(offsets_problem(k, int(pair[0]), int(pair[1]), segments, n))
+
+
+class ReduceByKeyPlan(LookBackPlan):
+    """Reusable device reduce_by_key (see :func:`gpulab.make_reduce_by_key`)."""
+
+    def __init__(self, kernel, types, device, *, keys, **options):
+        super().__init__("reduce_by_key", kernel, types, device, keys=keys, **options)
+        self.element = self.types[0]
+        self.key = element_type(keys)
+
+    def status_value_size(self, prepared) -> int:
+        """A tile's status value is its count of run starts and its piece."""
+        return runs_bytes(self.element, prepared.build.options.index_bits)
+
+    def argument_order(self, build):
+        return {"gpulab_reduce_by_key": ("keys", "in", "n", "out_keys", "out", "runs_total", "status", "epoch",
+                                         "u")}
+
+    def finish(self, output, *, stream=None):
+        """The runs' keys and folds of ``(out_keys, out, count)`` (this waits for the count)."""
+        import cupy
+
+        out_keys, out, count = output
+        if stream is not None and not hasattr(stream, "ptr"):
+            stream = cupy.cuda.ExternalStream(stream_handle(stream))
+        runs = int(count.get(stream=stream))
+        return out_keys[:runs], out[:runs]
+
+    @on_plan_device
+    def __call__(self, keys, values, *, out_keys=None, out=None, count=None, temp_storage=None, stream=None):
+        """Write each run's key to ``out_keys`` and the fold of its values to ``out``, and the number of runs
+        to ``count``.
+
+        Returns
+        -------
+        (out_keys, out, count)
+            ``out_keys`` and ``out`` have ``len(keys)`` items, of which the first ``int(count)`` are the runs';
+            ``count`` is a 0-d int64 device array (reading it waits for the stream). :meth:`finish` cuts them.
+        """
+        dtype, key_dtype = self.element.dtype, self.key.dtype
+        uniform_values = self.uniform_values()
+        key_fields, key_count, key_extent = self.input_fields(keys, 0, uniform_values, dtype=key_dtype)
+        fields, n, extent = self.input_fields(values, 1, uniform_values)
+        if key_count != n:
+            raise LengthMismatchError(f"reduce_by_key takes as many keys as values; got {key_count} keys and "
+                                      f"{n} values")
+        out_keys = empty(n, key_dtype) if out_keys is None else out_keys
+        out = empty(n, dtype) if out is None else out
+        count = empty((), KEPT_DTYPE) if count is None else count
+        key_out_fields, key_out_size, key_out_extent = array_fields(out_keys, key_dtype, "output of keys")
+        out_fields, out_size, out_extent = array_fields(out, dtype, "output")
+        for name, size in (("output of keys", key_out_size), ("output", out_size)):
+            if size != n:
+                raise LengthMismatchError(f"the {name} has {size} items; this call needs {n}")
+        (count_pointer, *_), count_size, _ = array_fields(count, KEPT_DTYPE, "count")
+        if count_size != 1:
+            raise LengthMismatchError(f"the count has {count_size} items; it needs 1")
+        prepared = self.prepared(index_bits_of(max(key_extent, extent, key_out_extent, out_extent)), uniform_values)
+        if n == 0:
+            count.fill(0)
+            return out_keys, out, count
+        handle = stream_handle(stream)
+        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
+        prepared.launcher("gpulab_reduce_by_key")(tiles, handle, *key_fields, *fields, n, *key_out_fields,
+                                                  *out_fields, count_pointer, *status, epoch,
+                                                  *prepared.uniform_fields(uniform_values))
+        prepared.check_reads(uniform_values, handle)
+        return out_keys, out, count
+
+
+# --- one-shot calls and reusable objects ----------------------------------------
+def segmented_reduce(fn, xs, offsets, initial, *, out=None, device=None, stream=None, verify: bool = False,
+                     check_offsets: bool = True, **options):
+    """One fold per segment: ``[functools.reduce(fn, xs[offsets[k]:offsets[k + 1]], initial) for k in
+    range(len(offsets) - 1)]``; an empty segment gives ``initial``.
+
+    ``fn`` need only be associative: each segment's items are combined in order.
+    ``offsets`` (int32 or int64) must not decrease and must lie within
+    ``0 .. len(xs)``; they need not start at 0. On a device the call waits to
+    check them unless ``check_offsets=False`` (see
+    :meth:`SegmentedReducePlan.__call__`).
+    """
+    target = resolve_device(device)
+    if not target.is_gpu:
+        check_host_inputs([xs, offsets])
+        return run_segmented_reduce(fn, xs, offsets, initial, out=out)
+    plan = plan_for(PRIMITIVES["segmented_reduce"], fn, [xs, offsets], target, **options)
+    result = plan(xs, offsets, initial, out=out, stream=stream, check_offsets=check_offsets)
+    if verify:
+        hold_to_host(result, run_segmented_reduce(fn, *host_copies([xs, offsets]), initial))
+    return result
+
+
+def make_segmented_reduce(fn, example, *, device=None, **options) -> SegmentedReducePlan:
+    """A reusable segmented reduce for items like ``example`` (an array, a dtype or a mapped input); then
+    ``temp_storage_bytes(n)`` and ``plan(xs, offsets, initial)``, with any offsets."""
+    return make_plan(PRIMITIVES["segmented_reduce"], fn, [example], gpu_device(device), **options)
+
+
+def reduce_by_key(fn, keys, values, *, device=None, stream=None, verify: bool = False, **options):
+    """``(unique_keys, folds)``: for each run of equal consecutive keys (as ``itertools.groupby``), its key and
+    ``functools.reduce(fn, its values)``. On a device this waits for the number of runs."""
+    target = resolve_device(device)
+    if not target.is_gpu:
+        check_host_inputs([keys, values])
+        return run_reduce_by_key(fn, keys, values)
+    plan = plan_for(PRIMITIVES["reduce_by_key"], fn, [keys, values], target, **options)
+    unique, folds = plan.finish(plan(keys, values, stream=stream), stream=stream)
+    if verify:
+        host_keys, host_folds = run_reduce_by_key(fn, *host_copies([keys, values]))
+        _verify_runs((unique, folds), (host_keys, host_folds))
+    return unique, folds
+
+
+def make_reduce_by_key(fn, keys_example, values_example, *, device=None, **options) -> ReduceByKeyPlan:
+    """A reusable reduce_by_key for keys and values like the examples (arrays, dtypes or mapped inputs); a
+    call returns ``(out_keys, out, count)``, all on the device (``plan.finish`` cuts them to the runs)."""
+    return make_plan(PRIMITIVES["reduce_by_key"], fn, [keys_example, values_example], gpu_device(device), **options)
+
+
+def unique_by_key(keys, values, *, device=None, stream=None, verify: bool = False, **options):
+    """``(unique_keys, first_values)``: the key and the first value of each run of equal consecutive keys
+    (``reduce_by_key`` of :func:`~gpulab.host.segments.keep_first`)."""
+    return reduce_by_key(keep_first, keys, values, device=device, stream=stream, verify=verify, **options)
+
+
+def make_unique_by_key(keys_example, values_example, *, device=None, **options) -> ReduceByKeyPlan:
+    """A reusable unique_by_key: :func:`make_reduce_by_key` of :func:`~gpulab.host.segments.keep_first`."""
+    return make_reduce_by_key(keep_first, keys_example, values_example, device=device, **options)
+
+
+def _verify_runs(device_runs, host_runs) -> None:
+    """Hold a device reduce_by_key to the host's: the same runs (their keys exactly), then their folds."""
+    from ..errors import VerificationError
+
+    device_keys, host_keys = device_runs[0], host_runs[0]
+    if device_keys.shape != host_keys.shape:
+        raise VerificationError(f"the device found {device_keys.size} runs of keys, the host {host_keys.size}")
+    if not np.array_equal(device_keys.get(), host_keys, equal_nan=host_keys.dtype.kind in "fc"):
+        raise VerificationError("the device's run keys differ from the host's")
+    hold_to_host(device_runs[1], host_runs[1])
