@@ -196,9 +196,12 @@ class OutOfBounds(IndexError):
     """What a host reader raises: ``args`` are the read's line, column, array number and index."""
 
 
-def _reader_source(count: int) -> str:
+def _reader_source(count: int, interpreted: bool) -> str:
+    """A reader of ``count`` indices; ``interpreted``: one that first makes each index a Python int, so that
+    NumPy reads a bool index as 0 or 1, as the device does, and not as a mask."""
     indices = [f"i{k}" for k in range(count)]
     lines = [f"def {READ_PREFIX}{count}(a, bounds, line, column, array, {', '.join(indices)}):"]
+    lines += [f"    {i} = int({i})" for i in indices] if interpreted else []
     for k, i in enumerate(indices):
         lines.append(f"    s{k} = a.shape[{k}]")
         lines.append(f"    k{k} = {i} + s{k} if {i} < 0 else {i}")
@@ -209,21 +212,26 @@ def _reader_source(count: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-@functools.cache
-def host_readers() -> dict[str, object]:
-    """The readers the host interpreter binds: name -> a Python function that raises :class:`OutOfBounds`."""
+def _readers(interpreted: bool) -> dict[str, object]:
     namespace = {"OutOfBounds": OutOfBounds}
     for count in range(1, MAX_DIMS + 1):
-        exec(_reader_source(count), namespace)
+        exec(_reader_source(count, interpreted), namespace)
     return {f"{READ_PREFIX}{count}": namespace[f"{READ_PREFIX}{count}"] for count in range(1, MAX_DIMS + 1)}
 
 
 @functools.cache
+def host_readers() -> dict[str, object]:
+    """The readers the host interpreter binds: name -> a Python function that raises :class:`OutOfBounds`."""
+    return _readers(interpreted=True)
+
+
+@functools.cache
 def cpu_readers() -> dict[str, object]:
-    """:func:`host_readers` jitted by numba for the CPU (numba is imported on first use)."""
+    """The same readers jitted by numba for the CPU (numba is imported on first use; it reads a bool index as
+    0 or 1 itself)."""
     import numba
 
-    return {name: numba.njit(function) for name, function in host_readers().items()}
+    return {name: numba.njit(function) for name, function in _readers(interpreted=False).items()}
 
 
 @dataclass(frozen=True)

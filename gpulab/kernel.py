@@ -103,7 +103,7 @@ class Kernel:
         self._check_parameters()
         self.analysis: Analysis = analyse(
             self._definition, self.filename, visible_names(fn),
-            offset=line_offset, constants=self.constants, kernel_type=Kernel,
+            offset=line_offset, constants=self.constants, kernel_type=Kernel, this=fn,
         )
         _check_returns(self)
         _check_source_matches(fn, self.source, self.first_line)

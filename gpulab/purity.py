@@ -25,18 +25,23 @@ import builtins
 import cmath
 import functools
 import math
+import os
 import types
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .captures import MEASURES, is_array
-from .errors import ImpureKernelError, KernelNameError, LimitError, NestingError, SourceLocation
+from .errors import ImpureKernelError, KernelNameError, KernelTypeError, LimitError, NestingError, SourceLocation
 from .types import SCALAR_TYPES
 
 ALLOWED_BUILTINS = frozenset(
     {"abs", "min", "max", "int", "float", "bool", "complex", "round", "pow", "divmod", "range", "len"}
 )
+BUILTIN_ARGUMENTS = {"abs": (1, 1), "min": (1, None), "max": (1, None), "int": (1, 1), "float": (1, 1),
+                     "bool": (1, 1), "complex": (1, 2), "round": (1, 2), "pow": (2, 2), "divmod": (2, 2),
+                     "range": (1, 3), "len": (1, 1)}
+"""How many arguments each of :data:`ALLOWED_BUILTINS` takes in a kernel (fewest, most; None: no most)."""
 IO_BUILTINS = frozenset({"print", "open", "input", "exec", "eval", "compile", "breakpoint", "__import__"})
 ALLOWED_METHODS = frozenset({"conjugate"})
 
@@ -158,7 +163,10 @@ _ARRAY_USES = ("read item by item (x[i], x[i, j]) or measured (len(x), x.shape, 
 
 
 class _Checker:
-    def __init__(self, function: ast.FunctionDef, filename: str, namespace, offset, constants, kernel_type):
+    def __init__(self, function: ast.FunctionDef, filename: str, namespace, offset, constants, kernel_type,
+                 this=None):
+        self.name = function.name
+        self.this = this
         self.filename = filename
         self.namespace = namespace
         self.offset = offset
@@ -242,6 +250,7 @@ class _Checker:
                                if callable(getattr(math, func.attr, None)) else "")
                     self.refuse(node, f"a kernel may not call the method `.{func.attr}()`; "
                                       f"only {', '.join(sorted(ALLOWED_METHODS))} is known to be pure{instead}")
+                self._check_arguments(node, f".{func.attr}", 0, 0)
                 return [func.value, *arguments]
             self._check_callable(node, ".".join(chain), self._resolve_chain(func, chain))
             return arguments
@@ -250,9 +259,13 @@ class _Checker:
     def _check_named_call(self, node, name):
         if name in self.locals:
             self.refuse(node, f"`{name}` is a local value, not a function the checker can see")
+        if name == self.name and name != "_lambda":
+            self.refuse(node, f"`{name}` calls itself: a kernel may not be recursive (the device gives it no "
+                              "stack to recurse on). Write the repetition as a `while` or `for` loop")
         found, value = self._lookup(name)
         if not found:
             if name in ALLOWED_BUILTINS:
+                self._check_arguments(node, name, *BUILTIN_ARGUMENTS[name])
                 return
             self._refuse_unknown(node, name)
         self._check_callable(node, name, value)
@@ -261,20 +274,51 @@ class _Checker:
 
     def _check_callable(self, node, name, value):
         if isinstance(value, self.kernel_type):
+            count = len(value.param_names)
+            self._check_arguments(node, name, count, count, f" ({', '.join(value.param_names)})")
             if value not in self.analysis.kernels:
                 self.analysis.kernels.append(value)
             return
         if is_pure_callable(value):
+            if isinstance(value, type):  # a scalar type converts one value
+                self._check_arguments(node, name, 1, 1)
             return
         if isinstance(value, types.FunctionType):
-            self.refuse(node, f"`{name}` is a plain Python function; decorate it with @gpulab.kernel "
-                              "so it is checked and compiled too")
+            self._refuse_function(node, name, value)
         if isinstance(value, np.ufunc) and vars(np).get(value.__name__) is value:
             self.refuse(node, f"`{name}` is not a NumPy ufunc the device can compute (numba-cuda has no "
                               f"{value.__name__}); use a math function or arithmetic instead")
         self.refuse(node, f"a kernel may not call `{name}`: only the math and cmath functions, NumPy ufuncs "
                           "and scalar types the device supports, a few built-ins and other gpulab kernels "
                           "are known to be pure (docs/security.md lists them)")
+
+    def _check_arguments(self, node: ast.Call, name: str, fewest: int, most: int | None, names: str = ""):
+        """Refuse a call of ``name`` with a number of arguments it does not take (numba's words for it are
+        an unbound signature, an unpacking error, or none)."""
+        given = len(node.args) + len(node.keywords)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            self.refuse(node, f"a kernel passes arguments one by one: `{name}(*...)` and `{name}(**...)` are not "
+                              "compiled")
+        if given < fewest or (most is not None and given > most):
+            takes = (f"{fewest}" if fewest == most else f"{fewest} or more" if most is None
+                     else f"{fewest} to {most}")
+            self.refuse(node, f"`{name}` takes {takes} argument{'' if takes == '1' else 's'}{names}; this call "
+                              f"gives {given}", KernelTypeError)
+
+    def _refuse_function(self, node, name, function: types.FunctionType):
+        """Refuse a call of a plain function, with the advice that can help: a recursion said as one, a
+        library's function left to the library, and only a function of the user's own decorated."""
+        if self.this is not None and _calls_back(function, self.this, self.kernel_type):
+            self.refuse(node, f"`{name}` calls `{self.name}` back: kernels may not call each other in a cycle (the "
+                              "device gives them no stack to recurse on). Write the repetition as a loop in one "
+                              "kernel")
+        library = _library_of(function)
+        if library:
+            self.refuse(node, f"`{name}` is a function of {library}, which gpulab cannot check or compile for the "
+                              "device: compute it with arithmetic and math functions in this kernel, or in a "
+                              "@gpulab.kernel of your own")
+        self.refuse(node, f"`{name}` is a plain Python function; decorate it with @gpulab.kernel "
+                          "so it is checked and compiled too")
 
     # --- captured arrays --------------------------------------------------------
     def _is_array(self, name) -> bool:
@@ -336,6 +380,14 @@ class _Checker:
             "scalars (passed at launch as uniforms), arrays (NumPy or device arrays, read item by item), "
             "pure functions and other kernels",
         )
+
+    def visit_Constant(self, node):
+        if node.value is None:
+            self.refuse(node, "a kernel computes numbers, bools and records, and None is none of them: give a "
+                              "value on every path (a filter's predicate returns False to leave an item out)",
+                        KernelTypeError)
+        if node.value is Ellipsis:
+            self.refuse(node, "a kernel computes numbers, bools and records, not `...`", KernelTypeError)
 
     def visit_Attribute(self, node):
         chain = _attribute_chain(node)
@@ -407,6 +459,69 @@ class _Checker:
 _MISSING = object()
 
 
+_CALLS_SEARCHED = 64
+"""How many plain functions :func:`_calls_back` follows, at most, looking for a cycle."""
+
+
+def _calls_back(function: types.FunctionType, this: types.FunctionType, kernel_type) -> bool:
+    """Whether plain ``function`` calls ``this`` (itself or through other plain functions or kernels)."""
+    pending, seen = [function], set()
+    while pending and len(seen) < _CALLS_SEARCHED:
+        current = pending.pop()
+        if current is this:
+            return True
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for value in _names_of(current):
+            value = value.pyfunc if isinstance(value, kernel_type) else value
+            if isinstance(value, types.FunctionType):
+                pending.append(value)
+    return False
+
+
+def _names_of(function: types.FunctionType):
+    """The values of the global and closure names ``function``'s code (nested code too) reads."""
+    codes, names = [function.__code__], set()
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    cells = dict(zip(function.__code__.co_freevars, function.__closure__ or ()))
+    for name in names | set(cells):
+        if name in cells:
+            try:
+                yield cells[name].cell_contents
+            except ValueError:  # an empty cell
+                continue
+        elif name in function.__globals__:
+            yield function.__globals__[name]
+
+
+@functools.cache
+def _library_folders() -> tuple[str, ...]:
+    """Where the standard library and installed packages live (their functions are not the user's to decorate)."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    found = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    found.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
+    found.add(site.getusersitepackages() if hasattr(site, "getusersitepackages") else "")
+    return tuple(os.path.join(os.path.realpath(folder), "") for folder in found if folder)
+
+
+def _library_of(function: types.FunctionType) -> str | None:
+    """``"the library `statistics`"`` when ``function`` comes from the standard library or an installed package."""
+    filename = function.__code__.co_filename
+    if filename.startswith("<") or not os.path.isabs(filename):
+        return None
+    if not os.path.realpath(filename).startswith(_library_folders()):
+        return None
+    module = getattr(function, "__module__", None) or "an installed package"
+    return f"the library `{module.split('.')[0]}`"
+
+
 def _check_size(checker: _Checker, function: ast.FunctionDef) -> None:
     """Refuse a kernel of more than :data:`MAX_NODES` nodes, or a name longer than :data:`MAX_NAME_LENGTH`."""
     count = 0
@@ -470,7 +585,7 @@ def _text(node: ast.AST) -> str:
 
 
 def analyse(function: ast.FunctionDef, filename: str, namespace: dict, *, offset=0, constants=(),
-            kernel_type=type(None)) -> Analysis:
+            kernel_type=type(None), this=None) -> Analysis:
     """Check ``function`` for purity and classify its free variables.
 
     Parameters
@@ -487,6 +602,8 @@ def analyse(function: ast.FunctionDef, filename: str, namespace: dict, *, offset
         Free scalars to freeze into the code instead of passing as uniforms.
     kernel_type : type
         The class of gpulab kernels (calls to them are allowed).
+    this : function, optional
+        The function being checked, to tell a call that comes back to it (a recursion).
 
     Raises
     ------
@@ -495,7 +612,7 @@ def analyse(function: ast.FunctionDef, filename: str, namespace: dict, *, offset
     KernelNameError
         For a name that is not defined.
     """
-    return _Checker(function, filename, namespace, offset, constants, kernel_type).check(function)
+    return _Checker(function, filename, namespace, offset, constants, kernel_type, this).check(function)
 
 
 def visible_names(fn) -> dict:

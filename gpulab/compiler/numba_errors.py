@@ -17,6 +17,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 
+from ..captures import READ_PREFIX
 from ..errors import SourceLocation
 from ..kernel import parse
 from ..types import ALIASES
@@ -84,7 +85,18 @@ def explain(exc: Exception, kernel) -> Explained:
     text = _ANSI.sub("", str(exc))
     function = _FUNCTION.search(text)
     if function:
-        return _no_implementation(text, next(g for g in function.groups() if g), kernel)
+        name = next(g for g in function.groups() if g)
+        if name.startswith(f"<intrinsic {READ_PREFIX}"):
+            return _read_index(text, kernel)
+        return _no_implementation(text, name, kernel)
+    for pattern, say in _SAID:
+        found = pattern.search(text)
+        if found:
+            return Explained(say(kernel, *(type_name(g) for g in found.groups())), _line(text, kernel))
+    if not text.strip():
+        return Explained(f"numba failed on `{kernel.name}` without saying why ({type(exc).__name__}); the line "
+                         "below is the function's: look for a call with more or fewer arguments than it takes",
+                         kernel.location())
     attribute = _ATTRIBUTE.search(text)
     if attribute:
         name, owner = attribute.groups()
@@ -94,6 +106,38 @@ def explain(exc: Exception, kernel) -> Explained:
              if line.strip() and not line.startswith(("Failed in ", "During: "))]
     first = _LLVM.split(lines[0])[0] if lines else type(exc).__name__
     return Explained(type_name(first), _line(text, kernel))
+
+
+_SAID = (
+    (re.compile(r"Cannot unify (.+?) and (.+?) for '[^']*'"),
+     lambda kernel, a, b: f"a value of `{kernel.name}` is a {a} on one path and a {b} on another; each value of a "
+                          "kernel has one type: give both paths the same type"),
+    (re.compile(r"Invalid use of getiter with parameters \((.+?)\)"),
+     lambda kernel, what: f"a `for` loop of `{kernel.name}` goes over a {what}; a kernel loops over "
+                          "range(...) only (for i in range(n):)"),
+    (re.compile(r"Cannot cast (.+?) to ([\w\[\]]+)"),
+     lambda kernel, found, wanted: f"`{kernel.name}` gives a {found} where a {wanted} is wanted (its declared "
+                                   f"result, or what the primitive stores); numba converts numbers to numbers "
+                                   f"only: make it one {wanted}"),
+    (re.compile(r"Untyped global name '(\w+)'"),
+     lambda kernel, name: f"`{name}` is nothing a kernel can use here (numba knows no type for it); a kernel "
+                          "uses numbers, captured arrays, math functions and other @gpulab.kernel functions"),
+)
+"""numba's words for other refusals, and gpulab's: a pattern, and a function of the kernel and its groups."""
+_READ_CALL = re.compile(rf">>> {READ_PREFIX}\d+\((.*)\)\s*$", re.M)
+
+
+def _read_index(text: str, kernel) -> Explained:
+    """A captured array read with an index numba-cuda refuses (a float): said at the read, naming the array."""
+    arguments = _split_arguments(_READ_CALL.search(text).group(1)) if _READ_CALL.search(text) else []
+    numbers = [int(m.group(1)) for m in (re.fullmatch(r"Literal\[int\]\((-?\d+)\)", a) for a in arguments[2:4]) if m]
+    index = ", ".join(type_name(a) for a in arguments[5:]) or "a value that is not an integer"
+    where = (SourceLocation(kernel.filename, numbers[0], numbers[1], kernel.line_offset) if len(numbers) == 2
+             else kernel.location())
+    name = where.text()[where.column:].split("[")[0].strip() if where.column is not None else ""
+    name = name if name.isidentifier() else "the array"
+    return Explained(f"captured array `{name}` is read with an index of type {index}; its indices must be "
+                     f"integers (or bools): convert the index first, {name}[int(i)]", where)
 
 
 def _no_implementation(text: str, function: str, kernel) -> Explained:

@@ -131,3 +131,23 @@ def test_a_host_array_captured_by_a_device_call_says_how_to_move_it(device_array
     forms.bind({**device_arrays, "line": HOST["line"]})
     with pytest.raises(HostArrayError, match=r"captured array `line` of `smooth` is a host array"):
         gpulab.map(forms.smooth, gpulab.iota(998, start=1), device="cuda:0")
+
+
+halves = np.array([10.0, 20.0], np.float16)
+
+
+def pick(x: gpulab.f16) -> gpulab.f16:
+    return halves[x > 0]
+
+
+def test_a_bool_index_reads_item_0_or_1_on_the_device_as_on_the_host():
+    """A float16 kernel reading at a bool: the host read NumPy's mask and failed while sm_90 compiled it."""
+    global halves
+    xs = np.array([1, -1, 2], np.float16)
+    want = gpulab.map(pick, xs, device="host")
+    halves = cupy.asarray(halves)
+    try:
+        got = gpulab.to_host(gpulab.map(pick, cupy.asarray(xs), device="cuda:0"))
+    finally:
+        halves = gpulab.to_host(halves)
+    assert want.tolist() == got.tolist() == [20.0, 10.0, 20.0]

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import gpulab
-from gpulab.errors import GpulabError, KernelNameError, KernelTypeError, LimitError, NestingError
+from gpulab.errors import GpulabError, ImpureKernelError, KernelNameError, KernelTypeError, LimitError, NestingError
+from gpulab.primitives import call
 
 factor = 2.0
 count = 3
@@ -272,3 +273,107 @@ def test_the_same_branches_split_into_kernels_compile():
     result = gpulab.map(fn, np.array([3e38, 0.25], np.float32), device="host")  # 3e38 is about 2**128
     assert 0.5 < result[0] <= 1 and result[1] == 0.25
     assert gpulab.compile("map", fn, target="sm_90", lineinfo=False).sass
+
+
+# --- numba's refusals, said as what the kernel does wrong and how to fix it; host and sm_90 alike -----
+def _refused_alike(fn, error, needle, *, line=None, primitive="map", inputs=(np.ones(2),)):
+    """``fn`` is refused on the host and for sm_90 with ``error`` matching ``needle`` (at ``line`` of its text)."""
+    for attempt in (lambda: call(primitive, fn, inputs, device="host"),
+                    lambda: gpulab.compile(primitive, fn, target="sm_90", types=["f64"] * len(inputs))):
+        with pytest.raises(error, match=needle) as info:
+            attempt()
+        assert "_gpulab" not in str(info.value) and "$phi" not in str(info.value)
+        if line is not None:
+            assert info.value.location.line == line
+
+
+@pytest.mark.parametrize("text", [
+    "def step(x: gpulab.f64) -> gpulab.f64:\n    return step(x - 1.0) if x > 0 else x\n",
+    "@gpulab.kernel\ndef step(x: gpulab.f64) -> gpulab.f64:\n    return step(x - 1.0) if x > 0 else x\n",
+])
+def test_a_recursive_kernel_is_told_it_cannot_recurse(text):
+    """A recursive kernel got "Untyped global name 'step'", or the advice to decorate it, which cannot help."""
+    with pytest.raises(ImpureKernelError, match=r"`step` calls itself: a kernel may not be recursive.*Write the "
+                                                r"repetition as a `while` or `for` loop") as info:
+        _function(text, "step")
+        gpulab.Kernel(_function(text, "step"))
+    assert "decorate" not in str(info.value)
+
+
+def test_kernels_calling_each_other_in_a_cycle_are_told_so():
+    fn = _function("def ping(x: gpulab.f64) -> gpulab.f64:\n    return pong(x) if x > 0 else x\n"
+                   "def pong(x: gpulab.f64) -> gpulab.f64:\n    return ping(x - 1.0)\n", "ping")
+    with pytest.raises(ImpureKernelError, match="`pong` calls `ping` back: kernels may not call each other in a "
+                                                "cycle") as info:
+        gpulab.Kernel(fn)
+    assert "decorate" not in str(info.value)
+
+
+def test_a_librarys_function_is_not_advised_to_be_decorated():
+    import statistics
+
+    fn = _function("def mean(x: gpulab.f64) -> gpulab.f64:\n    return statistics.fmean(x)\n", "mean",
+                   {"statistics": statistics})
+    with pytest.raises(ImpureKernelError, match=r"`statistics.fmean` is a function of the library `statistics`, "
+                                                r"which gpulab cannot check or compile") as info:
+        gpulab.Kernel(fn)
+    assert "decorate" not in str(info.value)
+
+
+@pytest.mark.parametrize("body", ["return None", "y = None\n    return y", "return x if x > 0 else None",
+                                  "y = None if x > 0 else True\n    return y"])
+def test_none_in_a_kernel_is_refused_where_it_is_written(body):
+    """A filter predicate returning None: "No definition for lowering _EmptyImplementationEntry('always
+    inlined')..."; `y = None if ... else True` raised TypeError: expected bool, got None."""
+    fn = _function(f"def keep(x: gpulab.f64) -> bool:\n    {body}\n", "keep")
+    _refused_alike(fn, KernelTypeError, "None is none of them: give a value on every path \\(a filter's predicate "
+                                        "returns False to leave an item out\\)", line=2, primitive="filter")
+
+
+table = np.arange(4.0)
+
+
+def test_a_float_index_names_the_array_and_says_to_convert_it():
+    """A float index named gpulab's internal `_gpulab_read1`."""
+    fn = _function("def gather(x: gpulab.f64) -> gpulab.f64:\n    return table[x]\n", "gather", {"table": table})
+    _refused_alike(fn, gpulab.errors.FrontendError, re.escape("captured array `table` is read with an index of "
+                                                              "type f64; its indices must be integers (or bools): "
+                                                              "convert the index first, table[int(i)]"), line=2)
+
+
+@pytest.mark.parametrize("body, needle", [
+    ('return x if x > 0 else "a"', 'a value of `f` is a f64 on one path and a str "a" on another'),
+    ("s = 0.0\n    for i in x:\n        s = s + i\n    return s", "a `for` loop of `f` goes over a f64; a kernel "
+                                                                   "loops over range"),
+    ("return divmod(x, 2.0)", r"`f` gives a UniTuple\(f64 x 2\) where a f64 is wanted"),
+    ("return complex(x)", "`f` gives a c128 where a f64 is wanted"),
+])
+def test_numbas_typing_refusals_are_told_in_the_kernels_terms(body, needle):
+    _refused_alike(_function(f"def f(x: gpulab.f64) -> gpulab.f64:\n    {body}\n", "f"), gpulab.errors.FrontendError,
+                   needle)
+
+
+@pytest.mark.parametrize("call, needle", [
+    ("two(x)", r"`two` takes 2 arguments \(a, b\); this call gives 1"),  # "Cannot bind 'args=...' to signature"
+    ("int(x, 2)", "`int` takes 1 argument; this call gives 2"),  # "too many values to unpack (expected 1)"
+    ("x.conjugate(1)", "`.conjugate` takes 0 arguments; this call gives 1"),  # a bare AssertionError
+    ("np.float32(x, 1)", "`np.float32` takes 1 argument; this call gives 2"),  # "there is no float32() for ()"
+    ("pow(x, 2, 3)", "`pow` takes 2 arguments; this call gives 3"),
+])
+def test_a_call_with_the_wrong_number_of_arguments_says_how_many(call, needle):
+    two = _function("@gpulab.kernel\ndef two(a: gpulab.f64, b: gpulab.f64) -> gpulab.f64:\n    return a + b\n", "two")
+    fn = _function(f"def f(x: gpulab.f64) -> gpulab.f64:\n    return {call}\n", "f", {"two": two})
+    with pytest.raises(KernelTypeError, match=needle):
+        gpulab.Kernel(fn)
+
+
+flags = np.array([10.0, 20.0], np.float16)
+
+
+def test_a_bool_index_reads_item_0_or_1_on_the_host_as_on_the_device():
+    """A float16 kernel reading a captured array at a bool failed on the host ("setting an array element with a
+    sequence", said to be refused by the device too) while sm_90 compiled it: NumPy read the bool as a mask."""
+    fn = _function("def pick(x: gpulab.f16) -> gpulab.f16:\n    return flags[x > 0]\n", "pick", {"flags": flags})
+    picked = gpulab.map(fn, np.array([1, -1, 2], np.float16), device="host")  # float16: interpreted on the host
+    assert picked.dtype == np.float16 and picked.tolist() == [20.0, 10.0, 20.0]
+    assert gpulab.compile("map", fn, target="sm_90").result.name == "float16"
