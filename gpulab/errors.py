@@ -124,6 +124,11 @@ class KernelRuntimeError(UserCodeError):
     """The function raised while the host backend interpreted it (it returned a string, say)."""
 
 
+class KernelTimeoutError(UserCodeError, TimeoutError):
+    """A kernel ran on the host past its time limit (``gpulab.check(timeout=)``, ``gpulab.host.time_limit``)
+    and was stopped; the message names the loop it was in and the item."""
+
+
 class KernelIndexError(UserCodeError, IndexError):
     """A kernel read a captured array outside its shape; the message names the line, the array, the index and the shape."""
 

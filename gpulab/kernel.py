@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import captures
+from . import captures, stops
 from .errors import KernelNameError, KernelTypeError, LimitError, NestingError, SourceLocation, SourceMismatchError
 from .purity import ALLOWED_BUILTINS, Analysis, analyse, is_scalar, visible_names
 from .types import ElementType, element_type
@@ -268,17 +268,21 @@ class Kernel:
         return _definition(self.source, self.first_line, self.pyfunc)
 
     def python_function(self) -> pytypes.FunctionType:
-        """:meth:`parametrized` for the interpreter: nested kernels as their own python functions."""
-        return self.parametrized(Kernel.python_function, readers=captures.host_readers())
+        """:meth:`parametrized` for the interpreter: nested kernels as their own python functions; its loops
+        check a flag passed last (:mod:`gpulab.stops`)."""
+        return self.parametrized(Kernel.python_function, readers=captures.host_readers(),
+                                 loop_checks=stops.python_checks())
 
     def cpu_function(self):
-        """:meth:`parametrized` jitted by numba for the CPU, nested kernels too (numba imported on first use).
+        """:meth:`parametrized` jitted by numba for the CPU, nested kernels too (numba imported on first use);
+        its loops check a flag passed last (:mod:`gpulab.stops`).
 
         NumPy's error model, as on the device: ``x / 0`` is ``inf`` and ``n // 0`` is 0, not an exception.
         """
         import numba
 
-        return numba.njit(error_model="numpy")(self.parametrized(Kernel.cpu_function, readers=captures.cpu_readers()))
+        return numba.njit(error_model="numpy")(self.parametrized(Kernel.cpu_function, readers=captures.cpu_readers(),
+                                                                 loop_checks=stops.cpu_checks()))
 
     @property
     def parameters(self) -> list[str]:
@@ -287,7 +291,8 @@ class Kernel:
         hidden = [captures.BOUNDS_NAME] if self.arrays else []
         return [*self.param_names, *self.uniforms, *self.arrays, *hidden]
 
-    def parametrized(self, wrap_kernel, equivalents=None, readers=None, first_array: int = 0) -> pytypes.FunctionType:
+    def parametrized(self, wrap_kernel, equivalents=None, readers=None, first_array: int = 0,
+                     loop_checks=None) -> pytypes.FunctionType:
         """Return the function with its uniforms and captured arrays appended as parameters (:attr:`parameters`).
 
         Parameters
@@ -303,6 +308,10 @@ class Kernel:
             needed when the kernel captures arrays.
         first_array : int
             The number of its first captured array among those of a build.
+        loop_checks : dict, optional
+            The host's loop checks (:mod:`gpulab.stops`): when given, every loop
+            checks a flag taken as one more, last parameter, and calls of nested
+            kernels pass it on.
 
         Returns
         -------
@@ -319,11 +328,17 @@ class Kernel:
         if self.arrays:
             captures.rewrite_reads(definition, self.arrays, first_array)
             bound.update(readers)
+        values = {**self.analysis.references, **bound}
+        parameters = list(self.parameters)
+        if loop_checks is not None:
+            stops.rewrite_loops(definition, {name for name, value in values.items() if isinstance(value, Kernel)})
+            values.update(loop_checks)
+            parameters.append(stops.FLAG_NAME)
         function = ast.FunctionDef(
             name=definition.name,
             args=ast.arguments(
                 posonlyargs=[],
-                args=[ast.arg(arg=name) for name in self.parameters],
+                args=[ast.arg(arg=name) for name in parameters],
                 kwonlyargs=[], kw_defaults=[], defaults=[],
             ),
             body=definition.body,
@@ -334,7 +349,6 @@ class Kernel:
         for node in (function, *function.args.args):
             ast.copy_location(node, definition)
         module = ast.Module(body=[function], type_ignores=[])
-        values = {**self.analysis.references, **bound}
         namespace = {"__builtins__": _BUILTINS}
         for name, value in values.items():
             if isinstance(value, Kernel):

@@ -1,7 +1,8 @@
 """The host reference backend: what every primitive means, computed on the CPU in Python's order.
 
 Device results are held to these: integers, bools and records must be
-identical; floats are compared with :func:`compare`.
+identical; floats are compared with :func:`compare`. A host run stops on
+Ctrl-C, and past a :func:`time_limit`, even inside a loop that never ends.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 from . import run, segments
 from .compare import Verification, compare
 from .run import float64_reference
+from .watch import time_limit
 
 __all__ = ["host_map", "host_reduce", "host_scan", "host_filter", "host_segmented_reduce", "host_reduce_by_key",
-           "host_unique_by_key", "compare", "float64_reference", "Verification"]
+           "host_unique_by_key", "compare", "float64_reference", "Verification", "time_limit"]
 
 
 def host_map(fn, *xs, out=None):

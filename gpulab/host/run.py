@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import captures, conversion, registry
+from .. import captures, conversion, registry, stops
 from ..compiler.frontend import check
 from ..errors import GpulabError, HostArrayError, KernelRuntimeError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
@@ -30,6 +30,7 @@ from ..mapped import Mapped
 from ..kernel import Kernel, Signature, as_kernel
 from ..lru import LRU
 from ..progress import Progress
+from .watch import Watched
 from ..types import ElementType, element_type
 
 log = logging.getLogger(__name__)
@@ -137,6 +138,7 @@ def _build_operator(kernel: Kernel, signature: Signature, uniform_types, array_t
         argument_types = tuple(t.numba for t in (*signature.args, *uniform_types))
         argument_types += tuple(a.numba for a in array_types)
         argument_types += (numba.types.int64,) if array_types else ()
+        argument_types += (stops.flag_type(),)
         compiled = kernel.cpu_function()
         compiled.compile(argument_types)
     except not_compilable() as exc:
@@ -150,12 +152,12 @@ def _build_operator(kernel: Kernel, signature: Signature, uniform_types, array_t
 def _njit(function):
     import numba
 
-    return numba.njit(function)
+    return numba.njit(nogil=True)(function)
 
 
 # --- loops -----------------------------------------------------------------------
 CHUNK_SECONDS = 0.1
-"""Loops run in chunks of about this long: Ctrl-C is seen between chunks, and progress is counted."""
+"""Loops run in chunks of about this long: progress is counted, and a stop seen, between chunks."""
 FIRST_CHUNK = 1
 """Items of a loop's first chunk. Chunks double while they take under half of :data:`CHUNK_SECONDS` and
 shrink when they take over twice it, so Ctrl-C waits for about one chunk, or one item where an item takes
@@ -181,35 +183,50 @@ class Loop:
 
     @functools.cached_property
     def compiled(self):
-        """The loop compiled by numba (made on first use, so importing gpulab does not start numba)."""
+        """The loop compiled by numba without the GIL (made on first use, so importing gpulab does not start
+        numba): it runs in a thread of its own while the caller watches (:mod:`gpulab.host.watch`)."""
         return _njit(self.python)
 
     def run(self, operator: HostOperator, *args) -> None:
         """Run the loop with ``operator`` over every item, in chunks of about :data:`CHUNK_SECONDS`.
 
-        Compiled code does not look at signals, so a chunk is the longest
-        Ctrl-C waits; work past ``progress.DELAY`` seconds shows a bar.
+        ``args`` end with the uniforms; the run's stop flag is passed after
+        them. The loop runs in a thread of its own while this one watches for
+        Ctrl-C and the :func:`~gpulab.host.watch.time_limit`; work past
+        ``progress.DELAY`` seconds shows a bar.
 
         Raises
         ------
         KernelRuntimeError
             When the interpreted kernel raises (a value that is not a number, say).
+        KernelTimeoutError
+            When the time limit is spent.
+        KeyboardInterrupt
+            On Ctrl-C, within one step of the kernel's loops or one item.
         """
         n = len(args[self.items[0]])
-        start, size = 0, FIRST_CHUNK
+        watched = Watched(operator.kernel)
+        args = (*args[:-1], (*args[-1], watched.flag))
         with Progress(f"host {self.name.split('_')[0]}({operator.kernel.name})", n, "items") as progress:
-            while start < n:
-                stop = min(n, start + size)
-                began = time.perf_counter()
-                self._run_chunk(operator, [arg[start:stop] if i in self.items else arg for i, arg in enumerate(args)],
-                                start)
-                progress.update(stop - start)
-                took = time.perf_counter() - began
-                if took < CHUNK_SECONDS / 2:
-                    size *= 2
-                elif took > CHUNK_SECONDS * 2:  # slower items than before: back to about CHUNK_SECONDS
-                    size = max(1, int(size * CHUNK_SECONDS / took))
-                start = stop
+            watched.run(lambda: self._run_chunks(operator, args, n, watched), progress)
+
+    def _run_chunks(self, operator: HostOperator, args, n: int, watched: Watched) -> None:
+        start, size = 0, FIRST_CHUNK
+        while start < n:
+            if watched.stopped():
+                raise stops.Stopped(None)
+            stop = min(n, start + size)
+            began = time.perf_counter()
+            watched.position = start
+            self._run_chunk(operator, [arg[start:stop] if i in self.items else arg for i, arg in enumerate(args)],
+                            start)
+            watched.done = stop
+            took = time.perf_counter() - began
+            if took < CHUNK_SECONDS / 2:
+                size *= 2
+            elif took > CHUNK_SECONDS * 2:  # slower items than before: back to about CHUNK_SECONDS
+                size = max(1, int(size * CHUNK_SECONDS / took))
+            start = stop
 
     def _run_chunk(self, operator: HostOperator, args, start: int) -> None:
         if operator.compiled is not None and self.name not in operator.interpreted_loops:
@@ -233,7 +250,7 @@ def interpret(operator: HostOperator, loop, *args, start: int = 0) -> None:
     """
     try:
         loop(operator.python, *args)
-    except GpulabError:
+    except (GpulabError, stops.Stopped):
         raise
     except captures.OutOfBounds as exc:
         raise _index_error(operator.kernel, exc) from None

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import GpulabError
+from ..errors import GpulabError, KernelTimeoutError
+from ..host import time_limit
 from ..primitives import call
 from ..runtime.arrays import to_host
 
@@ -60,8 +61,13 @@ class Checked:
             raise AssertionError(str(self))
 
 
+TIMEOUT_S = 10.0
+"""How long a learner's function may run on the host in one :func:`check` by default: an exercise's inputs
+take milliseconds, and a loop that never ends fails the check in this time instead of stalling the grading."""
+
+
 def check(fn, primitive: str, inputs, expected, *, initial=None, device="host", rtol: float = 0.0,
-          atol: float = 0.0, **options) -> Checked:
+          atol: float = 0.0, timeout: float = TIMEOUT_S, **options) -> Checked:
     """Run ``primitive(fn)`` on ``inputs`` and compare the result with ``expected``, item by item.
 
     Parameters
@@ -82,6 +88,10 @@ def check(fn, primitive: str, inputs, expected, *, initial=None, device="host", 
         Where ``fn`` runs: the host reference (no GPU needed), or ``"cuda:N"``.
     rtol, atol : float, default 0
         Tolerances for floating-point items (``numpy.isclose``); 0 means identical.
+    timeout : float, default 10
+        Seconds ``fn`` may run on the host (its compile is not counted): past
+        them it is stopped, within one step of its loops, and the check fails
+        saying so (:func:`gpulab.host.time_limit`). Ctrl-C stops it too.
     **options
         The primitive's own options (``exclusive=True`` for scan).
 
@@ -89,7 +99,8 @@ def check(fn, primitive: str, inputs, expected, *, initial=None, device="host", 
     -------
     Checked
         False, with the reason, when ``fn`` is refused (impure, wrongly
-        typed, raising) or its result differs in size, kind or any item.
+        typed, raising, past its time limit) or its result differs in size,
+        kind or any item.
 
     Raises
     ------
@@ -104,7 +115,10 @@ def check(fn, primitive: str, inputs, expected, *, initial=None, device="host", 
         want = np.asarray(expected)
     name = getattr(fn, "__name__", type(fn).__name__)
     try:
-        got = to_host(call(primitive, fn, arrays, initial=initial, device=device, **options))
+        with time_limit(timeout):
+            got = to_host(call(primitive, fn, arrays, initial=initial, device=device, **options))
+    except KernelTimeoutError as exc:
+        return Checked(False, f"{primitive}({name}) did not finish: {exc}", expected=np.ravel(want))
     except GpulabError as exc:
         return Checked(False, f"{primitive}({name}) was refused: {exc}", expected=np.ravel(want))
     return _compare(f"{primitive}({name})", np.ravel(np.asarray(got)), np.ravel(want), rtol, atol, typed)

@@ -92,6 +92,25 @@ def test_a_refused_function_fails_with_the_reason_and_runs_nothing(capsys):
     assert "side effect" not in capsys.readouterr().out
 
 
+def forever(x: f32) -> f32:
+    while x > f32(-1):
+        x = x + f32(1)
+    return x
+
+
+def test_a_learners_loop_that_never_ends_fails_the_check_at_its_time_limit():
+    """The issue: `gpulab.check(learner, "map", np.ones(4), model)` never returned, and Ctrl-C was ignored."""
+    assert gpulab.check.__kwdefaults__["timeout"] == 10.0
+    checked = gpulab.check(forever, "map", np.ones(4, np.float32), identity, timeout=1)
+    assert not checked and checked.got is None
+    message = str(checked)
+    line = forever.__code__.co_firstlineno + 1
+    assert message.startswith("failed: map(forever) did not finish: `forever` ran on the host past its time limit "
+                              f"of 1 s and was stopped in its loop on line {line}, near item 0")
+    assert "gpulab.check(..., timeout=)" in message
+    assert gpulab.check(relu, "map", X, relu, timeout=1)  # the next check runs as before
+
+
 def test_a_broken_model_solution_is_the_exercise_s_error():
     def impure(x: f32) -> f32:
         return open(x)

@@ -212,3 +212,99 @@ def test_a_notebook_shows_long_work_as_a_widget_bar():
                                      "with progress.Progress('work', 2, 'stages') as bar:\n    bar.update(1)\n")
     nbclient.NotebookClient(nbformat.v4.new_notebook(cells=[cell]), timeout=120).execute()
     assert any("application/vnd.jupyter.widget-view+json" in output.get("data", {}) for output in cell.outputs)
+
+
+# --- an item whose loop never ends: Ctrl-C and time limits still stop it --------------------------------
+FOREVER = """
+import sys, time
+import numpy as np
+import gpulab
+
+def forever(x: gpulab.{t}) -> gpulab.{t}:
+    while x > gpulab.{t}(-1):
+        x = x + gpulab.{t}(1)
+    return x
+
+def once(x: gpulab.{t}) -> gpulab.{t}:
+    return x + gpulab.{t}(1)
+
+xs = np.ones(4, np.{dtype})
+gpulab.map(once, xs, device="host")
+print("running", flush=True)
+try:
+    gpulab.map(forever, xs, device="host")
+except KeyboardInterrupt:
+    print("stopped", time.perf_counter(), flush=True)
+print("then", gpulab.map(once, xs, device="host").tolist(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("element, dtype", [("f64", "float64"), ("f16", "float16")], ids=["compiled", "interpreted"])
+def test_ctrl_c_stops_an_item_whose_loop_never_ends_within_a_second(element, dtype, tmp_path):
+    """The issue: a learner's `while x > -1.0: x = x + 1.0` ignored Ctrl-C (numba's compiled code never looks
+    at signals); only a kill stopped it. A real SIGINT to a separate Python, as a terminal sends it."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "forever.py"
+    script.write_text(FOREVER.format(t=element, dtype=dtype))
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert child.stdout.readline().strip() == "running"
+        time.sleep(1.0)  # well inside the loop that never ends
+        sent = time.perf_counter()
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    lines = out.splitlines()
+    assert lines[0].startswith("stopped"), out
+    assert float(lines[0].split()[1]) - sent < 1.0  # perf_counter is the system's monotonic clock: shared
+    assert lines[1] == "then [2.0, 2.0, 2.0, 2.0]"
+
+
+def test_a_time_limit_stops_such_an_item_and_counts_running_time_only():
+    from gpulab.errors import ArgumentError, KernelTimeoutError
+    from gpulab.host import time_limit
+
+    def forever(x: gpulab.f64) -> gpulab.f64:
+        while x > -1.0:
+            x = x + 1.0
+        return x
+
+    gpulab.map(slow, np.ones(2), device="host")
+    with time_limit(0.5):
+        gpulab.map(slow, np.ones(2), device="host")  # compiled before: runs well within the limit
+        began = time.perf_counter()
+        with pytest.raises(KernelTimeoutError, match=r"`forever` ran on the host past its time limit of 0.5 s and "
+                                                     r"was stopped in its loop on line \d+, near item 0") as info:
+            gpulab.map(forever, np.ones(3), device="host")  # its compile is not counted
+    assert info.value.location.line == forever.__code__.co_firstlineno + 1
+    assert time.perf_counter() - began < 60
+    for wrong in (0, -1, float("inf"), float("nan"), "5", True, None):
+        with pytest.raises(ArgumentError, match="a time limit is a positive, finite number of seconds"):
+            with time_limit(wrong):
+                pass
+
+
+def test_a_time_limit_holds_in_its_own_thread_only():
+    from gpulab.errors import KernelTimeoutError
+    from gpulab.host import time_limit
+
+    results = {}
+
+    def limited():
+        try:
+            with time_limit(0.2):
+                gpulab.map(very_slow, np.ones(20), device="host")  # about 2 s of items
+        except KernelTimeoutError as exc:
+            results["limited"] = exc
+
+    gpulab.map(very_slow, np.ones(1), device="host")
+    other = threading.Thread(target=limited)
+    other.start()
+    results["free"] = gpulab.map(very_slow, np.ones(6), device="host")  # no limit here, at the same time
+    other.join()
+    assert isinstance(results["limited"], KernelTimeoutError) and results["free"].size == 6
