@@ -1,6 +1,6 @@
 """Primitive throughput and per-call latency: gpulab beside CuPy and cuda.compute, in one run.
 
-Run on a GPU: ``python bench/primitives.py [--out DIR] [--latency-only]``.
+Run on a GPU: ``python bench/primitives.py [--out DIR] [--latency-only] [--only segments]``.
 Prints a table of GB/s and ratios to the device-to-device copy of the same
 run, then the per-call latency table, and writes JSON with the GPU, driver
 and toolchain versions.
@@ -29,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gpulab  # noqa: E402
 import gpulab.runtime.module  # noqa: E402
+from primitives_segments import segment_rows  # noqa: E402
 
 N = 2**28
 REPEATS = 20
@@ -126,6 +127,12 @@ class Table:
             print(f"{row['name']:58} {row['dtype']:8} {row['gb_per_s']:8.0f} {row['vs_copy']:7.2f}")
 
 
+def copy_row(table: Table, dtype: str) -> None:
+    """The device-to-device copy of N items (read + write bytes): what every row is a ratio to."""
+    xs, out = cupy.zeros(N, dtype), cupy.empty(N, dtype)
+    table.try_add("device-to-device copy (read+write)", dtype, 2 * xs.nbytes, lambda: out.__setitem__(Ellipsis, xs))
+
+
 def throughput(table: Table, dtype: str) -> None:
     rng = cupy.random.default_rng(0)
     xs = (rng.standard_normal(N, dtype=np.float32) if dtype == "float32"
@@ -135,7 +142,7 @@ def throughput(table: Table, dtype: str) -> None:
     scalar = cupy.empty((), xs.dtype)
     zero = np.zeros((), xs.dtype)[()]
 
-    table.try_add("device-to-device copy (read+write)", dtype, 2 * size, lambda: out.__setitem__(Ellipsis, xs))
+    copy_row(table, dtype)
     mapper = gpulab.make_map(MAP_OPS[dtype], xs)
     mapped = cupy.empty(N, mapper.result_dtype())
     table.try_add("gpulab map x*2+1 (r+w)", dtype, size + mapped.nbytes, lambda: mapper(xs, out=mapped))
@@ -354,17 +361,25 @@ def main() -> None:
     parser.add_argument("--throughput-only", action="store_true", help="only the 2^28 throughput part")
     parser.add_argument("--no-peers", action="store_true", help="latency of gpulab's calls alone")
     parser.add_argument("--sizes", type=_sizes, default=list(LATENCY_SIZES), help="latency sizes, e.g. 2^10,2^20")
+    parser.add_argument("--only", choices=["segments"],
+                        help="throughput of these rows alone, beside the copy: segmented_reduce and reduce_by_key")
     args = parser.parse_args()
     device = gpulab.device.current_device()
     if not device.is_gpu:
         sys.exit("bench/primitives.py needs a CUDA GPU")
     print(f"{device}\n")
     table = Table()
-    if not args.latency_only:
+    if args.only == "segments":
+        copy_row(table, "float32")
+        segment_rows(table, N)
+        args.throughput_only = True
+    elif not args.latency_only:
         for dtype in ("float32", "int32"):
             throughput(table, dtype)
+        segment_rows(table, N)
+    if not args.latency_only:
         copies = {row["dtype"]: row["gb_per_s"] for row in table.rows if row["name"].startswith("device-to-device")}
-        for dtype in ("float32", "int32"):
+        for dtype in copies:
             sub = Table()
             sub.rows = [r for r in table.rows if r["dtype"] == dtype]
             sub.print(copies[dtype])
@@ -379,7 +394,8 @@ def main() -> None:
               "n": N, "repeats": REPEATS, "versions": _versions(), "throughput": table.rows,
               "latency_us": lat, "build_seconds": builds, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     args.out.mkdir(parents=True, exist_ok=True)
-    suffix = "-latency" if args.latency_only else "-throughput" if args.throughput_only else ""
+    suffix = (f"-{args.only}" if args.only else "-latency" if args.latency_only
+              else "-throughput" if args.throughput_only else "")
     path = args.out / f"primitives-{device.description.replace(' ', '_')}{suffix}.json"
     path.write_text(json.dumps(record, indent=2, default=str))
     print(f"wrote {path}")

@@ -25,6 +25,7 @@ import gpulab  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from primitives import MAP_OPS, add, gpu_seconds, is_positive  # noqa: E402
+from primitives_segments import run_keys, segment_offsets  # noqa: E402
 from sweep_variants import VARIANTS, use  # noqa: E402
 
 from gpulab.primitives.lookback import StatusStorage  # noqa: E402
@@ -91,6 +92,10 @@ def measure(primitives, n: int, dtype: str, warm: bool) -> dict:
         if dtype.startswith("int"):
             assert int(scalar) == int(cupy.sum(xs, dtype=np.int64)), "reduce is wrong"
         found["reduce"] = size / gpu_seconds(lambda: reduce(xs, zero, out=scalar, temp_storage=temp)) / 1e9
+    if "segmented_reduce" in primitives:
+        found.update(_segments(xs, dtype))
+    if "reduce_by_key" in primitives:
+        found.update(_runs(xs, dtype))
     if "map" in primitives and dtype in MAP_OPS:  # the map's operator keeps its input type: 32-bit ones only
         mapper = gpulab.make_map(MAP_OPS[dtype], xs)
         mapper(xs, out=out)
@@ -99,11 +104,43 @@ def measure(primitives, n: int, dtype: str, warm: bool) -> dict:
     return found
 
 
+def _segments(xs, dtype: str) -> dict:
+    """segmented_reduce over segments of 1000 items and of random lengths (bytes read: items and offsets)."""
+    found, rng = {}, np.random.default_rng(41)
+    reduce = gpulab.make_segmented_reduce(add, xs)
+    zero = np.zeros((), xs.dtype)[()]
+    for shape in ("1k", "random"):
+        offsets = segment_offsets(xs.size, shape, rng)
+        out = cupy.empty(offsets.size - 1, xs.dtype)
+        temp = cupy.zeros(max(reduce.temp_storage_bytes(xs.size), 1), np.uint8)
+        reduce(xs, offsets, zero, out=out, temp_storage=temp)
+        if dtype.startswith("int"):
+            sums = cupy.concatenate([cupy.zeros(1, np.int64), cupy.cumsum(xs, dtype=np.int64)])
+            assert bool(cupy.all(out == (sums[offsets[1:]] - sums[offsets[:-1]]).astype(dtype))), "segments wrong"
+        found[f"segmented_{shape}"] = (xs.nbytes + offsets.nbytes) / gpu_seconds(
+            lambda: reduce(xs, offsets, zero, out=out, temp_storage=temp, check_offsets=False)) / 1e9
+    return found
+
+
+def _runs(xs, dtype: str) -> dict:
+    """reduce_by_key of int32 keys in runs of about 16 items (bytes: keys and values read, runs written)."""
+    keys = run_keys(xs.size, 16, np.random.default_rng(41))
+    by_key = gpulab.make_reduce_by_key(add, keys, xs)
+    out_keys, out, count = cupy.empty_like(keys), cupy.empty_like(xs), cupy.zeros((), np.int64)
+    by_key(keys, xs, out_keys=out_keys, out=out, count=count)
+    runs = int(count)
+    assert runs == int(cupy.count_nonzero(keys[1:] != keys[:-1])) + 1, "reduce_by_key found other runs"
+    moved = keys.nbytes + xs.nbytes + runs * (keys.itemsize + xs.itemsize)
+    return {"reduce_by_key_16": moved / gpu_seconds(lambda: by_key(keys, xs, out_keys=out_keys, out=out,
+                                                                    count=count)) / 1e9}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--n", type=int, default=28, help="log2 of the item count")
     parser.add_argument("--dtypes", default="float32,int32", help="of float32, float64, int32, int64 (map is timed for float32 and int32 only)")
+    parser.add_argument("--only", help="time only these primitives of each variant, e.g. segmented_reduce,reduce_by_key")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--warm-status", action="store_true",
                         help="also time scan and filter whose look-back never waits (their ceiling)")
@@ -111,6 +148,8 @@ def main() -> None:
     rows = []
     for name in args.variants.split(","):
         constants, primitives = VARIANTS[name]
+        if args.only:
+            primitives = tuple(p for p in primitives if p in args.only.split(","))
         use(constants)
         for dtype in args.dtypes.split(","):
             start = time.perf_counter()

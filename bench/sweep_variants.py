@@ -7,8 +7,9 @@ and check it has no CALL in its SASS before anyone spends GPU time on it.
 from gpulab.compiler import codegen, spec
 
 SCAN, REDUCE, MAP = ("scan", "filter"), ("reduce",), ("map",)
+SEGMENTS = ("segmented_reduce", "reduce_by_key")
 VARIANTS = {  # name: (constants, what they change)
-    "landed": ({}, ("scan", "filter", "reduce", "map")),
+    "landed": ({}, ("scan", "filter", "reduce", "map", *SEGMENTS)),
     "window128": ({"LOOKBACK_TILES": 128}, SCAN),
     "window512": ({"LOOKBACK_TILES": 512}, SCAN),
     # issue 11, scan levers (run B): a shorter serial fold of the window (groups of 32 slots), wider windows
@@ -37,6 +38,11 @@ VARIANTS = {  # name: (constants, what they change)
     "block512-reduce128B": ({"BLOCK_THREADS": 512, "REDUCE_THREAD_BYTES": 128}, REDUCE + MAP),
     "map-unroll1": ({"MAP_UNROLL": 1}, MAP),
     "map-unroll4": ({"MAP_UNROLL": 4}, MAP),
+    # issue 41, the segment primitives' tiles: resident threads (a register cap of 48 or 80), bytes per thread
+    "segments-1280": ({"TILE_RESIDENT_THREADS": 1280}, SEGMENTS),
+    "segments-768": ({"TILE_RESIDENT_THREADS": 768}, SEGMENTS),
+    "segments64B": ({"SCAN_THREAD_BYTES": 64}, SEGMENTS),
+    "segments64B-1536": ({"SCAN_THREAD_BYTES": 64, "TILE_RESIDENT_THREADS": 1536}, SEGMENTS),
 }
 DEFAULTS = {name: getattr(codegen, name) for variant, _ in VARIANTS.values() for name in variant}
 

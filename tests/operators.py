@@ -11,3 +11,14 @@ def twice(x):
 
 def positive(x):
     return x > 0
+
+
+def last(a, b):
+    """Associative, not commutative: a fold of it is its last item, so the order of items shows."""
+    return b
+
+
+def last_marked(a, b):
+    """The last item (of a record with an ``index``) whose index is a multiple of 7, else the first: associative,
+    not commutative."""
+    return b if b.index % 7 == 0 else a

@@ -52,16 +52,23 @@ def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=No
 
         with cupy.cuda.Device(device.ordinal):
             on_device = [cupy.asarray(x) for x in inputs]
-    got = to_host(call(primitive, kernel, on_device, initial=initial, device=device.name, **own_options))
-    want = np.asarray(call(primitive, kernel, inputs, initial=initial, device="host", **own_options))
+    got = call(primitive, kernel, on_device, initial=initial, device=device.name, **own_options)
+    want = call(primitive, kernel, inputs, initial=initial, device="host", **own_options)
+    rows, runs = [], None
+    if record.keyed:  # (the runs' keys, their folds): the same runs first, then their folds
+        (run_keys, got), (host_keys, want) = (to_host(got[0]), got[1]), want
+        rows.append(["run keys", _preview(run_keys), _preview(host_keys)])
+        runs = compare(run_keys, host_keys, element_type(host_keys.dtype))
+    got, want = to_host(got), np.asarray(want)
     reference = None
     if want.dtype.name in WIDER:
         reference = float64_reference(primitive, kernel, *record.call_arguments(inputs, initial), **own_options)
-    check = compare(got, want, element_type(want.dtype), reference)
-    rows = [["result", _preview(got), _preview(want)], ["check", _verdict(check), ""]]
+        reference = reference[1] if record.keyed else reference
+    check = runs if runs is not None and not runs.exact else compare(got, want, element_type(want.dtype), reference)
+    rows += [["result", _preview(got), _preview(want)], ["check", _verdict(check), ""]]
     if check.float64_rel_error is not None:
         rows.append(["rel. error vs float64", f"{check.float64_rel_error:.3g}", f"{check.host_float64_rel_error:.3g}"])
-    caption = f"{primitive}({kernel.name}) of {n:,} random {inputs[0].dtype} items"
+    caption = f"{primitive}({kernel.name}) of {n:,} random {inputs[record.operand].dtype} items"
     if not device.is_gpu:
         caption += " (no GPU: both columns ran the host backend)"
     return Table(["", device.name, "host reference"], rows, caption)

@@ -11,6 +11,7 @@ import itertools
 
 import numpy as np
 import pytest
+from operators import last, last_marked
 
 import gpulab
 from gpulab.errors import ConversionError, DeviceError, KernelTypeError, LengthMismatchError, OffsetsError
@@ -24,16 +25,6 @@ def add(a, b):
 
 def argmin(a, b):
     return a if a.value <= b.value else b
-
-
-def last(a, b):
-    """Associative, not commutative: a fold of it is its last item, so the order of items shows."""
-    return b
-
-
-def last_marked(a, b):
-    """The last item whose index is a multiple of 7, else the first: associative, not commutative."""
-    return b if b.index % 7 == 0 else a
 
 
 def square(x: gpulab.f32) -> gpulab.f32:
@@ -247,3 +238,34 @@ def test_the_template_says_how_segments_of_any_length_are_cut():
     source = gpulab.compile("segmented_reduce", add, types="f32,f32", target="sm_90").source
     for strategy in ("a thread per segment", "a block per", "several blocks per segment"):
         assert strategy in source
+
+
+# --- the lab: %%gpukernel, bench -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("primitive, rows", [("segmented_reduce", ["result"]), ("reduce_by_key", ["run keys", "result"])])
+def test_gpukernel_shows_runs_and_checks_them(primitive, rows):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from gpulab.display.view import MIME_TYPE
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "gpulab")
+    shell.run_cell("import gpulab", store_history=False)
+    with capture_output() as captured:
+        shell.run_cell(f"%%gpukernel {primitive} --target sm_90 --device host --run 5e3\n"
+                       "def add(a: gpulab.i64, b: gpulab.i64) -> gpulab.i64:\n    return a + b\n", store_history=False)
+    (view,) = [output.data[MIME_TYPE] for output in captured.outputs if MIME_TYPE in output.data]
+    assert view["primitive"] == primitive and f"gpulab_{primitive}" in view["resources"]
+    text = "".join(output.data["text/plain"] for output in captured.outputs)
+    assert f"{primitive}(add) of 5,000 random int64 items" in text, captured.stderr
+    assert all(f"\n{row} " in text for row in rows) and "exact" in text
+
+
+def test_bench_makes_offsets_and_keys_and_counts_every_byte():
+    segments = gpulab.bench(add, "segmented_reduce", [1000], devices=["host"], dtype="f32", progress=False)
+    by_key = gpulab.bench(add, "reduce_by_key", [1000], devices=["host"], dtype="f32", progress=False)
+    (segment_row,), (run_row,) = segments.rows, by_key.rows
+    # 1000 float32 items read, and n // 1000 + 2 = 3 segments (lengths of 0 to 2000 cut at the input's end):
+    # 4 int64 offsets read, 3 float32 results written
+    assert segment_row["bytes"] == 4000 + 8 * 4 + 4 * 3
+    assert run_row["bytes"] > 1000 * (4 + 4)  # keys and values read, the runs' keys and folds written

@@ -25,7 +25,8 @@ def twice(x):
     return x * 2 + 1
 
 
-OPERATORS = {"reduce": add, "scan": add, "filter": positive, "map": twice}
+OPERATORS = {"reduce": add, "scan": add, "filter": positive, "map": twice, "segmented_reduce": add,
+             "reduce_by_key": add}
 
 
 def _cases():
