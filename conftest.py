@@ -1,6 +1,10 @@
-"""Shared fixtures: an empty build cache per session, and the ``gpu`` and ``gpus(n)`` markers."""
+"""The whole suite's: an empty build cache per session, the ``gpu`` and ``gpus(n)`` markers, and the examples
+of README.md and docs/*.md as tests (tests/doc_examples.py)."""
 
 import pytest
+from doc_examples import page_examples
+
+pytest_collect_file = page_examples().pytest()
 
 
 def _gpu_count() -> int:
