@@ -230,7 +230,7 @@ def test_build_view_in_jupyterlab(browser, lab_server, tmp_path):
 
 def _checkout(root: Path) -> Path:
     """A git checkout of what the notebook tests need (notebooks, their test, pytest's config) under ``root``."""
-    wanted = ["notebooks", "tests/conftest.py", "tests/nocuda/test_notebooks.py", "pyproject.toml"]
+    wanted = ["notebooks", "conftest.py", "tests/doc_examples.py", "tests/nocuda/test_notebooks.py", "pyproject.toml"]
     tracked = subprocess.run(["git", "ls-files", "-z", *wanted], cwd=REPO, capture_output=True,
                              check=True).stdout.decode()
     for name in filter(None, tracked.split("\0")):

@@ -14,6 +14,7 @@ from cachekit import REPO
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
 
+from gpulab.cache.folder import EntryFolder  # noqa: E402
 from gpulab.notebook.warm import kernel_manager, notebooks_in  # noqa: E402
 
 FIRST = REPO / "notebooks" / "01-first-kernel.ipynb"
@@ -121,22 +122,15 @@ def test_notebooks_in_takes_files_and_folders(tmp_path: Path) -> None:
 
 def test_a_notebook_that_stops_leaves_the_folder_as_it_was(tmp_path: Path) -> None:
     """The runs fill a folder of their own; the one asked for gets their builds only once every notebook ran."""
-    class_notebooks = tmp_path / "notebooks"
-    class_notebooks.mkdir()
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(NO_TARGET),
-                                                   nbformat.v4.new_code_cell(KERNEL)]), class_notebooks / "a.ipynb")
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 / 0")]), class_notebooks / "b.ipynb")
+    stops = tmp_path / "stops.ipynb"  # builds a kernel, then stops
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)
+                                                   for source in (NO_TARGET, KERNEL, "1 / 0")]), stops)
     new, kept = tmp_path / "new", tmp_path / "kept"
-    failed = cli("warm", str(class_notebooks), "--out", str(new), cache=tmp_path / "t")
-    assert failed.returncode == 1 and "b.ipynb (no GPU) stopped at a cell" in failed.stderr
+    failed = cli("warm", str(stops), "--out", str(new), cache=tmp_path / "t")
+    assert failed.returncode == 1 and "stops.ipynb (no GPU) stopped at a cell" in failed.stderr
     assert f"{new} is left as it was" in failed.stderr and not new.exists()
-    (class_notebooks / "b.ipynb").unlink()
-    assert cli("warm", str(class_notebooks), "--out", str(kept), cache=tmp_path / "t").returncode == 0
+    EntryFolder(kept, shared=False).write("a" * 64, b"an earlier build")
     before = sorted(p.name for p in kept.iterdir())
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(NO_TARGET.replace("i32", "f32")),
-                                                   nbformat.v4.new_code_cell(KERNEL.replace("i32", "f32")),
-                                                   nbformat.v4.new_code_cell("1 / 0")]),
-                   class_notebooks / "c.ipynb")  # builds a new kernel, then stops
-    again = cli("warm", str(class_notebooks), "--out", str(kept), cache=tmp_path / "t")
+    again = cli("warm", str(stops), "--out", str(kept), cache=tmp_path / "t")
     assert again.returncode == 1 and f"{kept} is left as it was" in again.stderr
     assert sorted(p.name for p in kept.iterdir()) == before  # no new entry, and no folder of the runs left behind
