@@ -73,7 +73,7 @@ def _operator(primitive: str, seed: int, source_dir: str):
     return namespace["op"], types
 
 
-def in_process(target: str, cache_dir: str, source_dir: str, count: int) -> dict:
+def in_process(target: str, cache_dir: str, source_dir: str, count: int, primitives=tuple(OPERATORS)) -> dict:
     """Per primitive: seconds of a new spec ready to run, with its disassembly, with its view, a memory hit, and
     each stage."""
     os.environ["GPULAB_CACHE_DIR"] = cache_dir
@@ -86,7 +86,7 @@ def in_process(target: str, cache_dir: str, source_dir: str, count: int) -> dict
     from gpulab.notebook.formatters import build_mimebundle
 
     found = {}
-    for primitive in OPERATORS:
+    for primitive in primitives:
         new, with_sass, with_view, memory_hits, stages = [], [], [], [], {}
         for seed in range(1000, 1000 + count + 1):
             op, types = _operator(primitive, seed, source_dir)
@@ -119,12 +119,14 @@ def main() -> None:
     parser.add_argument("--target", default="sm_90")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--primitives", default=",".join(OPERATORS),
+                        help="the primitives whose new specs are timed in a warm process (default: all)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as cache_dir, tempfile.TemporaryDirectory() as source_dir:
         cold = [child(seed, args.target, cache_dir, source_dir) for seed in range(args.runs)]
         disk = [child(seed, args.target, cache_dir, source_dir) for seed in range(args.runs)]
         assert all(d["builds"] == 0 and d["disk_hits"] == 2 for d in disk), "fresh processes must hit the disk"
-        warm = in_process(args.target, cache_dir, source_dir, args.runs)
+        warm = in_process(args.target, cache_dir, source_dir, args.runs, args.primitives.split(","))
     median = statistics.median
     rows = {
         "reduce: cold compile() with SASS, fresh process": median(c["compile"] for c in cold),
