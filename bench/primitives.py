@@ -27,9 +27,11 @@ import cupy
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpulab  # noqa: E402
 import gpulab.runtime.module  # noqa: E402
 from primitives_segments import segment_rows  # noqa: E402
+from histogram_sort import histogram_rows  # noqa: E402
 
 N = 2**28
 REPEATS = 20
@@ -361,8 +363,9 @@ def main() -> None:
     parser.add_argument("--throughput-only", action="store_true", help="only the 2^28 throughput part")
     parser.add_argument("--no-peers", action="store_true", help="latency of gpulab's calls alone")
     parser.add_argument("--sizes", type=_sizes, default=list(LATENCY_SIZES), help="latency sizes, e.g. 2^10,2^20")
-    parser.add_argument("--only", choices=["segments"],
-                        help="throughput of these rows alone, beside the copy: segmented_reduce and reduce_by_key")
+    parser.add_argument("--only", choices=["segments", "histogram"],
+                        help="throughput of these rows alone, beside the copy: segmented_reduce and reduce_by_key, "
+                             "or histogram")
     args = parser.parse_args()
     device = gpulab.device.current_device()
     if not device.is_gpu:
@@ -373,10 +376,18 @@ def main() -> None:
         copy_row(table, "float32")
         segment_rows(table, N)
         args.throughput_only = True
+    elif args.only == "histogram":
+        for dtype in ("uint8", "int32"):
+            copy_row(table, dtype)
+            histogram_rows(table, dtype, N)
+        args.throughput_only = True
     elif not args.latency_only:
         for dtype in ("float32", "int32"):
             throughput(table, dtype)
         segment_rows(table, N)
+        copy_row(table, "uint8")
+        for dtype in ("uint8", "int32"):
+            histogram_rows(table, dtype, N)
     if not args.latency_only:
         copies = {row["dtype"]: row["gb_per_s"] for row in table.rows if row["name"].startswith("device-to-device")}
         for dtype in copies:

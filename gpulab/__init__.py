@@ -3,7 +3,7 @@
 Compile a typed Python function for a primitive and look at every stage
 (``gpulab.compile``), run the primitives on a GPU or the host reference
 (``gpulab.map``, ``reduce``, ``scan``, ``filter``, ``segmented_reduce``,
-``reduce_by_key``), and time them
+``reduce_by_key``, ``histogram``), and time them
 (``gpulab.bench``); grade an exercise against the host reference
 (``gpulab.check``). In a notebook, ``%load_ext gpulab`` adds ``%%gpukernel``.
 """
@@ -22,6 +22,7 @@ from .kernel import Kernel, kernel
 from .notebook import formatters as _formatters
 from .notebook.grading import Checked, check
 from .primitives import filter, make_filter, make_map, make_reduce, make_scan, map, reduce, scan
+from .primitives import histogram, make_histogram
 from .primitives import (make_reduce_by_key, make_segmented_reduce, make_unique_by_key, reduce_by_key,
                          segmented_reduce, unique_by_key)
 from .runtime.arrays import to_device, to_host
@@ -38,7 +39,8 @@ _formatters.register()
 _ELSEWHERE = {"LabPanel": "gpulab.notebook.widgets", "DevicePicker": "gpulab.notebook.widgets",
               "host_map": "gpulab.host", "host_reduce": "gpulab.host", "host_scan": "gpulab.host",
               "host_filter": "gpulab.host", "host_segmented_reduce": "gpulab.host",
-              "host_reduce_by_key": "gpulab.host", "host_unique_by_key": "gpulab.host"}
+              "host_reduce_by_key": "gpulab.host", "host_unique_by_key": "gpulab.host",
+              "host_histogram": "gpulab.host"}
 
 
 def __getattr__(name: str):

@@ -394,14 +394,15 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
     progress : bool
         Show one line of progress (a bar in a Jupyter kernel).
     **options
-        Build options for the device (``lto``, ``fma``).
+        Build options for the device (``lto``, ``fma``), and the primitive's own arguments
+        (``bins=`` for a histogram, ``descending=`` for a sort), which the host takes too.
 
     Returns
     -------
     BenchResult
     """
     record = registry.primitive(primitive)
-    own_options = record.own_options(exclusive=exclusive)
+    own_options = record.own_options(exclusive=exclusive, **options)
     kernel = _kernel_of(fn, dtype)
     targets = [find_device(d) for d in devices] if devices else _default_devices()
     counts = sorted({item_count(size, "each of sizes") for size in sizes})

@@ -30,9 +30,9 @@ class OperatorCall:
     Attributes
     ----------
     wrapper : str
-        The inline C++ function the templates call (``apply``, ``op``, ``predicate``).
+        The inline C++ function the templates call (``apply``, ``op``, ``predicate``, ``key_of``).
     returns : str
-        Its C++ result type (``out_t``, ``value_t``, ``bool``).
+        Its C++ result type (``out_t``, ``value_t``, ``bool``, ``key_t``: the declared result's typedef).
     params : tuple of str
         Its parameters, of type ``value_t``; an element-wise primitive's
         wrapper takes one ``aK`` of type ``inK_t`` per input instead.
@@ -58,11 +58,12 @@ class Primitive:
         Shared templates it needs, in order (``common`` always comes first).
     kernels : tuple of str
         The ``__global__`` functions of its template.
-    geometry : {"vector", "fold", "tile", "pairs"}
+    geometry : {"vector", "fold", "tile", "pairs", "bins"}
         How work is cut: blocks of vectors (map), blocks of vectors folded in
         order (reduce), look-back tiles in shared memory (scan, filter,
-        segmented reduce), or such tiles of keys and items side by side
-        (reduce_by_key); codegen sizes each.
+        segmented reduce), such tiles of keys and items side by side
+        (reduce_by_key), or blocks of vectors counted into bins in shared
+        memory (histogram); codegen sizes each.
     operator : OperatorCall
         What the kernel calls the user's function as.
     arity : (int, int)
@@ -98,13 +99,18 @@ class Primitive:
         ``bench``, where ``items(element_type, count)`` makes random items
         (``None``: one array of ``n`` items per parameter for an element-wise
         primitive, else one).
+    results : str
+        NumPy kinds (``"biuf"``...) the operator's result may have; empty: any.
+    call_options : tuple of str
+        A call's own options that are not build options (``bins``, ``range``): a call
+        passes them to its plan and to the host runner; no build sees them.
     """
 
     name: str
     template: str | Path
     helpers: tuple[str, ...]
     kernels: tuple[str, ...]
-    geometry: Literal["vector", "fold", "tile", "pairs"]
+    geometry: Literal["vector", "fold", "tile", "pairs", "bins"]
     operator: OperatorCall
     arity: tuple[int, int]
     same_types: bool
@@ -118,6 +124,8 @@ class Primitive:
     host: str | Callable
     keyed: bool = False
     arguments: str | Callable | None = None
+    results: str = ""
+    call_options: tuple[str, ...] = ()
 
     def plan_class(self) -> type:
         """The device plan class."""
@@ -187,6 +195,9 @@ class Primitive:
             return f"{self.name} takes {self.takes}; `{name}` takes ({found})"
         if self.result == "input" and result is not None and args and result != args[0]:
             return f"{self.name}'s operator must return its input type {args[0].name}, not {result.name}"
+        if self.results and result is not None and (result.dtype.kind not in self.results
+                                                    or result.dtype.name == "float16"):
+            return f"{self.name} takes {self.takes}; `{name}` returns {result.name}"
         return None
 
     def stored_result(self, args, result=None):
@@ -218,8 +229,13 @@ class Primitive:
         return tuple(arrays) + ((initial,) if self.initial else ())
 
     def own_options(self, **options) -> dict:
-        """Those of ``options`` that are this primitive's own (``exclusive`` for scan); the others are dropped."""
-        return {name: options[name] for name in self.options if name in options}
+        """Those of ``options`` that are this primitive's own (``exclusive`` for scan, ``bins`` for histogram):
+        its build options and its call options; the others are dropped."""
+        return {name: options[name] for name in (*self.options, *self.call_options) if name in options}
+
+    def build_options(self, **options) -> dict:
+        """``options`` without this primitive's :attr:`call_options`: what a build of it takes."""
+        return {name: value for name, value in options.items() if name not in self.call_options}
 
 
 def _resolve(reference):
@@ -232,6 +248,7 @@ def _resolve(reference):
 _ELEMENT_WISE = OperatorCall("apply", "out_t")
 _FOLD = OperatorCall("op", "value_t", ("a", "b"))
 _TEST = OperatorCall("predicate", "bool", ("x",))
+_KEY = OperatorCall("key_of", "key_t", ("x",))
 _OPERATOR = "an operator of two values of one type, (T, T) -> T"
 
 PRIMITIVES: dict[str, Primitive] = {record.name: record for record in (
@@ -261,6 +278,12 @@ PRIMITIVES: dict[str, Primitive] = {record.name: record for record in (
               takes=_OPERATOR, result="input", elementwise=False, initial=None, options=(), writes_result=True,
               plan="gpulab.primitives.segmented:ReduceByKeyPlan", host="gpulab.host.segments:run_reduce_by_key",
               keyed=True, arguments="gpulab.host.segments:random_runs"),
+    Primitive(name="histogram", template="histogram", helpers=(), kernels=("gpulab_histogram",), geometry="bins",
+              operator=_KEY, arity=(1, 1), same_types=False,
+              takes="a function of one item giving its bin (an integer) or a value to bin evenly (a number)",
+              result="declared", results="biuf", elementwise=False, initial=None, options=("iota",),
+              call_options=("bins", "range"), writes_result=False, plan="gpulab.primitives.histogram:HistogramPlan",
+              host="gpulab.host.histogram:run_histogram"),
 )}
 """Every primitive, by name, in the order menus list them."""
 

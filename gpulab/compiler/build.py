@@ -270,6 +270,8 @@ def _run_pipeline(spec: BuildSpec, progress: Progress) -> Build:
         operator = frontend.compile_operator(
             kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
             options=compiled, array_types=[a for _, a in spec.arrays])
+        if spec.result is None:  # numba inferred the result: held to the record as a declared one is
+            spec.record.check_operator(kernel, spec.inputs, operator.result)
         inputs = _input_operators(spec, compiled)
     if pending is None:
         generated = _generate(spec, operator.result, timings, progress=progress)

@@ -48,6 +48,12 @@ SCAN_RESIDENT_THREADS = 1280
 TILE_RESIDENT_THREADS = 1024
 LOOKBACK_TILES = 256  # the look-back window: tiles whose status each tile reads (lookback.cu)
 LOOKBACK_GROUP = 16  # window slots one thread folds before thread 0 folds the groups (lookback.cu)
+# Histogram: shared-memory words of privatised counts per block (histogram.cu); more bins are counted in
+# global memory. 32 KiB holds 32 conflict-free copies of 256 bins.
+SHARED_BIN_WORDS = 8192
+# Histogram blocks per SM the registers must allow: uncapped, ptxas held all 16 float keys' edge loads at
+# once (148 registers, one block of 256 threads per SM).
+HISTOGRAM_MIN_BLOCKS = 4
 REGISTER_FILE = 65536  # 32-bit registers per SM on every supported target
 MAX_THREAD_REGISTERS = 255
 
@@ -64,7 +70,7 @@ def fingerprint() -> str:
 def _tuning() -> tuple:
     return (BLOCK_THREADS, MAP_UNROLL, REDUCE_THREAD_BYTES, MAX_REDUCE_ITEMS, MAX_REDUCE_ROWS, MAX_SCALAR_REDUCE_ROWS,
             REDUCE_ROWS_IN_FLIGHT, REDUCE_MIN_BLOCKS, SCAN_BLOCK_THREADS, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS,
-            SCAN_RESIDENT_THREADS, TILE_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP)
+            SCAN_RESIDENT_THREADS, TILE_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP, SHARED_BIN_WORDS, HISTOGRAM_MIN_BLOCKS)
 
 
 @dataclass(frozen=True)
@@ -114,8 +120,9 @@ def geometry_for(types: list[ElementType], primitive: Primitive) -> Geometry:
     """Choose block size, vector width and items per thread for ``primitive`` on the widest of ``types``.
 
     The record's ``geometry`` says how the primitive cuts its work: blocks of
-    vectors (map), blocks of vectors folded in order (reduce), or look-back
-    tiles in shared memory (scan, filter).
+    vectors (map, and a histogram's, counted in bins), blocks of vectors
+    folded in order (reduce), or look-back tiles in shared memory (scan,
+    filter).
     """
     widest = max(t.itemsize for t in types)
     vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
@@ -182,15 +189,19 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
     kinds = input_kinds(count, iota, mapped)
     operators = [spec for _, spec in walk(kinds)]
     items = _input_types(primitive, inputs, keys)
-    element_types = [*items, *inputs, result, *(t for spec in operators for t in (*spec.args, spec.result))]
-    geometry = geometry_for(element_types, primitive)
+    read = [*items, *(t for spec in operators for t in (*spec.args, spec.result))]
+    element_types = [*items, *inputs, result, *read[len(items):]]
+    # What the kernels load and store decides their shape: a map stores its results; the other primitives'
+    # operator results (a fold's are its inputs' type) never reach memory.
+    geometry = geometry_for([*read, result] if primitive.elementwise else read, primitive)
     scan_min_blocks = _scan_min_blocks(primitive, element_types, geometry)
-    min_blocks = {"fold": REDUCE_MIN_BLOCKS, "tile": scan_min_blocks, "pairs": scan_min_blocks}.get(primitive.geometry)
+    min_blocks = {"fold": REDUCE_MIN_BLOCKS, "tile": scan_min_blocks, "pairs": scan_min_blocks,
+                  "bins": HISTOGRAM_MIN_BLOCKS}.get(primitive.geometry)
     all_uniforms = [*uniforms, *(u for spec in operators for u in spec.uniforms)]
     all_arrays = [*arrays, *(a for spec in operators for a in spec.arrays)]
     sections = [
         _header(primitive.name, name, target, index_bits),
-        _constants(geometry, scan_min_blocks, index_bits, exclusive),
+        _constants(geometry, scan_min_blocks, index_bits, exclusive) + _own_constants(primitive),
         _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys),
         _piece("common"),
         _accessors(primitive, items, kinds, len(arrays)),
@@ -248,6 +259,15 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
     )
 
 
+def _own_constants(primitive: Primitive) -> str:
+    """The constants of the histogram's template, which its plan reads too."""
+    if primitive.geometry == "bins":
+        return (f"#define SHARED_BIN_WORDS {SHARED_BIN_WORDS}  // privatised counts per block (histogram.cu)\n"
+                f"#define HISTOGRAM_MIN_BLOCKS {HISTOGRAM_MIN_BLOCKS}  // histogram blocks per SM the registers must "
+                "allow\n")
+    return ""
+
+
 def _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys) -> str:
     lines = ["// ---- Element types ------------------------------------------------------------"]
     definitions = cxx_definitions([*element_types, *(t for _, t in all_uniforms), *(a.element for _, a in all_arrays)])
@@ -302,11 +322,14 @@ BOUNDS_CHECK = (
 
 
 def _typedefs(primitive, inputs, result, keys=None) -> dict[str, ElementType]:
-    """The element types that :func:`_types` names ``in0_t``, ``out_t``, ``value_t`` (and a keyed primitive's
-    ``key_t``)."""
+    """The element types that :func:`_types` names ``in0_t``, ``out_t``, ``value_t`` (and ``key_t``: a keyed
+    primitive's keys, or a histogram's operator result)."""
     if primitive.elementwise:
         return {**{f"in{i}_t": t for i, t in enumerate(inputs)}, "out_t": result}
-    return {**({"key_t": keys} if primitive.keyed else {}), "value_t": inputs[0], "out_t": inputs[0]}
+    typedefs = {**({"key_t": keys} if primitive.keyed else {}), "value_t": inputs[0], "out_t": inputs[0]}
+    if primitive.result == "declared":
+        typedefs[primitive.operator.returns] = result
+    return typedefs
 
 
 def _input_types(primitive, inputs, keys) -> list[ElementType]:

@@ -7,13 +7,13 @@ Ctrl-C, and past a :func:`time_limit`, even inside a loop that never ends.
 
 from __future__ import annotations
 
-from . import run, segments
+from . import histogram, run, segments
 from .compare import Verification, compare
 from .run import float64_reference
 from .watch import time_limit
 
 __all__ = ["host_map", "host_reduce", "host_scan", "host_filter", "host_segmented_reduce", "host_reduce_by_key",
-           "host_unique_by_key", "compare", "float64_reference", "Verification", "time_limit"]
+           "host_unique_by_key", "host_histogram", "compare", "float64_reference", "Verification", "time_limit"]
 
 
 def host_map(fn, *xs, out=None):
@@ -176,3 +176,28 @@ def host_unique_by_key(keys, values):
     """The key and the first value of each run of equal consecutive keys (``reduce_by_key`` of
     ``lambda a, b: a``)."""
     return segments.run_unique_by_key(keys, values)
+
+
+def host_histogram(fn, xs, bins, range=None, *, out=None):  # noqa: A002 - NumPy's name
+    """Counts per bin of the keys ``fn(x)``: ``fn(x)`` is the bin, or, with ``range``, a value binned evenly.
+
+    Parameters
+    ----------
+    fn : function, Kernel or None
+        A function of one item; ``None``: the item itself, binned over ``range`` (by default the items'
+        least and greatest).
+    xs : array_like, Iota or Mapped
+        The items (C order).
+    bins : int
+        How many bins.
+    range : (number, number), optional
+        Bin the keys evenly as ``numpy.histogram(keys, bins, range)`` does: edges
+        ``np.linspace(low, high, bins + 1)``, the last bin closed, NaN and keys outside dropped.
+        Without it a key is its bin, and keys outside ``[0, bins)`` (-1, say) are dropped.
+    out : numpy.ndarray, optional
+        ``bins`` int64 items to write the counts to.
+        ``bins`` int64 counts.
+    """
+    if fn is None:
+        fn, range = histogram.item_key(xs, range)
+    return run._output(out, histogram.run_histogram(fn, xs, bins, range), "histogram")

@@ -32,8 +32,10 @@ def _preview(values) -> str:
 
 
 def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=None, exclusive: bool = False,
-              seed: int = 0) -> Table:
+              seed: int = 0, **arguments) -> Table:
     """Run ``primitive(kernel)`` on ``n`` random items on ``device`` and check it against the host backend.
+
+    ``arguments`` are the primitive's own (``bins=`` for a histogram).
 
     Returns
     -------
@@ -42,7 +44,7 @@ def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=No
         (exactly, or by how much they differ).
     """
     record = registry.primitive(primitive)
-    own_options = record.own_options(exclusive=exclusive)
+    own_options = record.own_options(exclusive=exclusive, **arguments)
     require_memory(kernel, primitive, n, device)
     inputs = random_inputs(kernel, primitive, n, np.random.default_rng(seed))
     initial = default_initial(primitive, kernel, initial)
@@ -118,12 +120,13 @@ def _spills(resources) -> str:
 
 
 def compare_seconds(kernel: Kernel, primitive: str, device: Device, n: int, *, initial=None, exclusive=False,
-                    fma=True) -> dict:
-    """Time the LTO and the PTX-linked builds on ``device`` at ``n`` items: ``{"lto": s, "ptx": s, "where": ...}``."""
+                    fma=True, **arguments) -> dict:
+    """Time the LTO and the PTX-linked builds on ``device`` at ``n`` items: ``{"lto": s, "ptx": s, "where": ...}``
+    (``arguments``: the primitive's own, such as ``bins=``)."""
     seconds = {}
     for key, lto in (("lto", True), ("ptx", False)):
         result = bench(kernel, primitive, [n], devices=[device.name], initial=initial, exclusive=exclusive,
-                       progress=False, lto=lto, fma=fma)
+                       progress=False, lto=lto, fma=fma, **arguments)
         seconds[key] = result.rows[0]["seconds"]
     seconds["where"] = f"n={n:,}, {device.name}"
     return seconds

@@ -54,6 +54,16 @@ def _panes(text: str) -> tuple[str, ...]:
     return panes
 
 
+def _range(text: str) -> tuple:
+    try:
+        low, high = (ast.literal_eval(part.strip()) for part in text.split(","))
+    except (ValueError, SyntaxError):
+        raise UsageError(f"--range takes two numbers, LOW,HIGH (such as 0,256); got {text!r}") from None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high)):
+        raise UsageError(f"--range takes two numbers, LOW,HIGH (such as 0,256); got {text!r}")
+    return low, high
+
+
 def _diff_target(text: str) -> str:
     try:
         return parse_target(text).arch
@@ -135,6 +145,10 @@ class GpulabMagics(Magics):
               help="leave reads of captured arrays unchecked (compare the SASS: the checks' cost); --run checks")
     @argument("--exclusive", action="store_true", help="scan: an exclusive scan (needs --initial)")
     @argument("--initial", help="reduce or scan initial value, a Python expression (reduce default: 0)")
+    @argument("--bins", type=_count, metavar="N", help="histogram: the number of bins (the function gives an "
+              "item's bin, or a value binned over --range)")
+    @argument("--range", type=_range, metavar="LOW,HIGH",
+              help="histogram: bin the function's values evenly from LOW to HIGH, as numpy.histogram")
     @argument("--show", help="panes to show, from python,cuda,ptx,sass (default: all)")
     @argument("--compare", action="store_true",
               help="also build the function linked the other way and compare CALLs, SASS, registers and, on a "
@@ -185,6 +199,12 @@ class GpulabMagics(Magics):
 
             def add(a: i32, b: i32) -> i32:
                 return a + b
+
+            %%gpukernel histogram --bins 16 --run 1e6
+            from gpulab import f32, i32
+
+            def bin_of(x: f32) -> i32:
+                return i32((x + f32(1)) * f32(8))
         """
         args = parse_argstring(self.gpukernel, line)
         defaults = session.defaults
@@ -192,6 +212,12 @@ class GpulabMagics(Magics):
         record = _primitive(args.primitive)
         if args.exclusive and "exclusive" not in record.options:
             raise UsageError(f"--exclusive is not an option of {record.name}")
+        arguments = {name: value for name, value in (("bins", args.bins), ("range", args.range)) if value is not None}
+        for name in arguments:
+            if name not in record.call_options:
+                raise UsageError(f"--{name} is not an option of {record.name}")
+        if "bins" in record.call_options and "bins" not in arguments and (args.run or args.bench or args.compare):
+            raise UsageError(f"{record.name} runs with --bins N (how many bins)")
         if args.diff and args.diff_target:
             raise UsageError("give --diff or --diff-target, not both: each compares this build with one other")
         initial = self._evaluate(args.initial)
@@ -201,7 +227,7 @@ class GpulabMagics(Magics):
             device = find_device(args.device) if args.device else current_device()
             options = {"lto": defaults.lto if args.lto is None else args.lto,
                        "fma": defaults.fma if args.fma is None else args.fma, "exclusive": args.exclusive,
-                       "boundscheck": args.boundscheck}
+                       "boundscheck": args.boundscheck, **arguments}
             diff = ({"target": args.diff_target} if args.diff_target
                     else {args.diff: not options[args.diff]} if args.diff else None)
             result = run_cell(kernel, args.primitive, target=session.target_for(args.target, device), device=device,

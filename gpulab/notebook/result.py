@@ -7,6 +7,7 @@ from typing import Callable
 
 from IPython.display import display
 
+from .. import registry
 from ..bench import BenchResult, bench
 from ..compiler.analysis.diff import BuildDiff
 from ..compiler.analysis.diff import diff as build_diff
@@ -85,7 +86,8 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
     device : Device
         Where ``run`` and ``bench_sizes`` run.
     options : dict
-        Build options: ``lto``, ``fma``, ``exclusive``, ``boundscheck`` (the check run always checks).
+        Build options: ``lto``, ``fma``, ``exclusive``, ``boundscheck`` (the check run always checks); and
+        the primitive's own arguments (``bins``, ``range``, ``descending``), which its runs take.
     panes : sequence of str
         The panes the view shows.
     compare : bool
@@ -102,6 +104,9 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
     show : callable
         Called with each part as soon as it is made (``display`` shows them as they come).
     """
+    record = registry.primitive(primitive)
+    arguments = {name: options[name] for name in record.call_options if name in options}
+    options = record.build_options(**options)
     result = KernelResult(compile_build(primitive, kernel, target=target, **options), panes=tuple(panes))
     exclusive = options.get("exclusive", False)
     if compare:
@@ -109,7 +114,7 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
         seconds = None
         if device.is_gpu:
             seconds = compare_seconds(kernel, primitive, device, max(run or 0, COMPARE_SIZE), initial=initial,
-                                      exclusive=exclusive, fma=options["fma"])
+                                      exclusive=exclusive, fma=options["fma"], **arguments)
         result.compare_table = compare_table(result.build, result.compare, seconds)
         show(result.compare_table)
     show(result.view())
@@ -118,12 +123,13 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
         result.diff = build_diff(result.build, compile_build(primitive, kernel, **other))
         show(result.diff)
     if run:
-        result.run_check = run_check(kernel, primitive, run, device, initial, exclusive)
+        result.run_check = run_check(kernel, primitive, run, device, initial, exclusive, **arguments)
         show(result.run_check)
     if bench_sizes:
         names = ["host"] if not device.is_gpu else ["host", device.name]
         result.bench = bench(kernel, primitive, bench_sizes, devices=names, initial=initial, exclusive=exclusive,
-                             lto=options["lto"], fma=options["fma"], boundscheck=options.get("boundscheck", True))
+                             lto=options["lto"], fma=options["fma"], boundscheck=options.get("boundscheck", True),
+                             **arguments)
         show(result.bench)
         show(result.bench.plot())
     return result

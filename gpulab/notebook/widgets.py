@@ -187,7 +187,8 @@ def primitive_choices(kernel) -> list[str]:
     A predicate (one input, a bool result) is a filter; otherwise every
     primitive whose operator takes that many inputs, of one type where it
     needs one, and returns what it must: ``(T, T) -> T`` fits map, reduce
-    and scan, so a panel must be told which.
+    and scan, so a panel must be told which. A key function (a sort's, a
+    histogram's) has a map's signature: it is never guessed.
     """
     declared, count = kernel.declared, len(kernel.param_names)
     args, result = (declared.args, declared.result) if declared else (None, None)
@@ -196,7 +197,7 @@ def primitive_choices(kernel) -> list[str]:
 
     return [name for name, record in registry.PRIMITIVES.items()
             if record.operator_problem(kernel.name, count, args, result) is None
-            and (record.result != "bool" or result is None)]
+            and (record.result != "bool" or result is None) and record.operator.returns != "key_t"]
 
 
 def _type_order(name: str) -> int:

@@ -8,9 +8,14 @@ device results are held to it. Device inputs are any object with
 from __future__ import annotations
 
 from .. import host
+from ..iota import Iota
+from ..mapped import Mapped
 from ..registry import PRIMITIVES
-from .dispatch import call, check_host_inputs, gpu_device, host_copies, make_plan, plan_for, resolve_device, verify
+from ..types import element_type
+from .dispatch import call, check_host_inputs, gpu_device, host_copies, make_plan, plan_for, resolve_device
+from .dispatch import verify as check_with_host
 from .filter import FilterPlan
+from .histogram import HistogramPlan
 from .map import MapPlan
 from .reduce import ReducePlan
 from .scan import ScanPlan
@@ -19,7 +24,7 @@ from .segmented import (make_reduce_by_key, make_segmented_reduce, make_unique_b
 
 __all__ = ["map", "reduce", "scan", "filter", "make_map", "make_reduce", "make_scan", "make_filter", "call",
            "segmented_reduce", "make_segmented_reduce", "reduce_by_key", "make_reduce_by_key", "unique_by_key",
-           "make_unique_by_key"]
+           "make_unique_by_key", "histogram", "make_histogram"]
 
 
 def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **options):  # noqa: A001
@@ -51,7 +56,7 @@ def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **opt
     plan = plan_for(PRIMITIVES["map"], fn, xs, target, **options)
     result = plan(*xs, out=out, stream=stream)
     if verify:
-        verify(result, host.host_map(fn, *host_copies(xs)))
+        check_with_host(result, host.host_map(fn, *host_copies(xs)))
     return result
 
 
@@ -69,7 +74,7 @@ def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool 
     plan = plan_for(PRIMITIVES["reduce"], fn, [xs], target, **options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
-        verify(result, host.host_reduce(fn, *host_copies([xs]), initial))
+        check_with_host(result, host.host_reduce(fn, *host_copies([xs]), initial))
     return result
 
 
@@ -83,7 +88,7 @@ def scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, device=None
     plan = plan_for(PRIMITIVES["scan"], fn, [xs], target, exclusive=bool(exclusive), **options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
-        verify(result, host.host_scan(fn, *host_copies([xs]), initial, exclusive=exclusive))
+        check_with_host(result, host.host_scan(fn, *host_copies([xs]), initial, exclusive=exclusive))
     return result
 
 
@@ -96,8 +101,101 @@ def filter(fn, xs, *, device=None, stream=None, verify: bool = False, **options)
     plan = plan_for(PRIMITIVES["filter"], fn, [xs], target, **options)
     result = plan.finish(plan(xs, stream=stream), stream=stream)
     if verify:
-        verify(result, host.host_filter(fn, *host_copies([xs])))
+        check_with_host(result, host.host_filter(fn, *host_copies([xs])))
     return result
+
+
+def histogram(fn_or_xs, *args, bins=None, range=None, out=None, device=None, stream=None,  # noqa: A002
+              verify: bool = False, **options):
+    """Counts per bin: ``histogram(xs, bins, range=None)`` or ``histogram(fn, xs, bins, range=None)``.
+
+    Without a function, items are binned evenly over ``range`` as ``numpy.histogram(xs, bins, range)``
+    bins them (the last bin closed, NaN and items outside the range dropped; the range defaults to the
+    items' least and greatest). With a function, ``fn(x)`` is an item's bin (an integer: outside
+    ``[0, bins)``, -1 say, the item is dropped), or, given a range, a value binned evenly. Exact int64
+    counts, the same on the host and on any device.
+
+    Parameters
+    ----------
+    fn_or_xs : function, Kernel or array
+        ``fn`` (then ``xs`` follows), or the items.
+    xs : array, iota or mapped
+        The items (device arrays for a GPU, NumPy arrays for the host).
+    bins : int
+        How many bins (1 to 2**31 - 1).
+    range : (number, number), optional
+        Bin ``fn(x)`` (or the item) evenly from ``low`` to ``high``.
+    out : array, optional
+        ``bins`` int64 counts to write (allocated when ``None``).
+    device, stream, verify, **options
+        As for :func:`map`.
+    """
+    fn, xs, bins, range = _histogram_arguments(fn_or_xs, args, bins, range)
+    target = resolve_device(device)
+    if not target.is_gpu:
+        check_host_inputs([xs])
+        return host.host_histogram(fn, xs, bins, range, out=out)
+    fn, range = _default_key(fn, xs, range)
+    plan = plan_for(PRIMITIVES["histogram"], fn, [xs], target, bins=bins, range=range, **options)
+    result = plan(xs, out=out, stream=stream)
+    if verify:
+        check_with_host(result, host.host_histogram(fn, *host_copies([xs]), bins, range))
+    return result
+
+
+def make_histogram(fn_or_example, *args, bins=None, range=None, device=None, **options) -> HistogramPlan:  # noqa: A002
+    """A reusable histogram for items like ``example`` (``make_histogram([fn,] example, bins, range=None)``);
+    ``plan(xs, out=None)`` gives the counts. Without a function a range is required (it is not taken from
+    the items at each call)."""
+    fn, example, bins, range = _histogram_arguments(fn_or_example, args, bins, range)
+    if fn is None and range is None:
+        from ..errors import ArgumentError
+
+        raise ArgumentError("make_histogram without a function bins items evenly: give range=(low, high)")
+    fn, range = _default_key(fn, example, range)
+    return make_plan(PRIMITIVES["histogram"], fn, [example], gpu_device(device), bins=bins, range=range, **options)
+
+
+def _histogram_arguments(first, args, bins, range):  # noqa: A002
+    """``(fn or None, xs, bins, range)`` of ``histogram(xs, bins, range)`` or ``histogram(fn, xs, bins, range)``."""
+    from ..errors import ArgumentError
+
+    fn = first if callable(first) and not hasattr(first, "__cuda_array_interface__") else None
+    rest = args if fn is not None else (first, *args)
+    if not rest:
+        raise ArgumentError("histogram needs the items: histogram(xs, bins, range) or histogram(fn, xs, bins)")
+    xs, *more = rest
+    if len(more) > 2 or (more and bins is not None) or (len(more) == 2 and range is not None):
+        raise ArgumentError("histogram takes (xs, bins, range) or (fn, xs, bins, range), each given once")
+    bins = more[0] if more else bins
+    range = more[1] if len(more) == 2 else range
+    if bins is None:
+        raise ArgumentError("histogram needs bins, a number of bins (such as 256)")
+    return fn, xs, bins, tuple(range) if isinstance(range, list) else range
+
+
+def _default_key(fn, xs, range):  # noqa: A002
+    """The function and range a device histogram takes: the item itself (typed) where there is no function,
+    over the items' own range (their least and greatest, as NumPy's) where none is given."""
+    if fn is not None:
+        return fn, range
+    from ..host.histogram import default_range, extremes
+    from ..host.item import item_kernel
+    from ..runtime.arrays import device_array
+
+    if isinstance(xs, (Iota, Mapped)):
+        element = element_type(xs.dtype)
+        if range is None:
+            from ..errors import ArgumentError
+
+            raise ArgumentError(f"give range=(low, high) to bin a {type(xs).__name__.lower()} input evenly")
+    else:
+        import cupy
+
+        element = element_type(device_array(xs).dtype)
+        if range is None:
+            range = default_range(*extremes(cupy.asarray(xs)))
+    return item_kernel(element), range
 
 
 def make_map(fn, *examples, device=None, **options) -> MapPlan:

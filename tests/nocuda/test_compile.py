@@ -40,11 +40,25 @@ def is_clear(x):
     return not x
 
 
+def sixteenth(x):  # a histogram's bin
+    return x >> 4
+
+
+def scaled_bin(x):
+    return gpulab.i32(x * 16)
+
+
+def pair_bin(p):
+    return p.index & 7
+
+
 OPERATORS = {
     "map": lambda t: (twice if t != PAIR else None, (t,)),
     "reduce": lambda t: (argmin if t is PAIR else add, (t, t)),
     "scan": lambda t: (argmin if t is PAIR else add, (t, t)),
     "filter": lambda t: (is_clear if t == "bool" else (None if t is PAIR else positive), (t,)),
+    "histogram": lambda t: ({"int32": sixteenth, "int64": sixteenth, "float32": scaled_bin, "float64": scaled_bin,
+                             PAIR: pair_bin}.get(t), (t,)),
 }
 TYPES = ["int8", "int16", "int32", "int64", "float16", "float32", "float64", "bool", PAIR]  # float16 links numba's fp16 library
 
@@ -204,7 +218,7 @@ def test_lambdas_compile():
 
 def test_unknown_primitive():
     with pytest.raises(ValueError, match="choose one of"):
-        gpulab.compile("sort", twice, types=("f32",), target="sm_90")
+        gpulab.compile("bogosort", twice, types=("f32",), target="sm_90")
 
 
 def test_missing_types_say_what_to_do():
