@@ -1,10 +1,13 @@
 """The whole suite's: an empty build cache per session, the ``gpu`` and ``gpus(n)`` markers, and the examples
 of README.md and docs/*.md as tests (tests/doc_examples.py)."""
 
+from importlib.util import find_spec
+
 import pytest
 from doc_examples import page_examples
 
-pytest_collect_file = page_examples().pytest()
+if find_spec("sybil") is not None:  # the test extra's; without it (the GPU machine's wheels) the pages are not run
+    pytest_collect_file = page_examples().pytest()
 
 
 def _gpu_count() -> int:

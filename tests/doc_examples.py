@@ -18,8 +18,6 @@ from pathlib import Path
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from sybil import Sybil
-from sybil.parsers.markdown import CodeBlockParser, SkipParser
 
 from gpulab.compiler.build import Build
 from gpulab.device import devices
@@ -96,7 +94,11 @@ def _evaluate(example) -> None:
     example.namespace["cells"].run(example.parsed)
 
 
-def page_examples() -> Sybil:
-    """The ``python`` blocks of :data:`PAGES` as tests: each page's in one shell, in order, with a fresh cache."""
+def page_examples():
+    """The ``python`` blocks of :data:`PAGES` as tests (a Sybil): each page's in one shell, in order, with a fresh
+    cache."""
+    from sybil import Sybil
+    from sybil.parsers.markdown import CodeBlockParser, SkipParser
+
     return Sybil(parsers=[CodeBlockParser("python", evaluator=_evaluate), SkipParser()], patterns=PAGES,
                  path=str(ROOT), setup=_open, teardown=_close, fixtures=["fresh_cache"])

@@ -39,6 +39,7 @@ def help_examples(doc: str) -> list[str]:
 
 
 def test_the_readme_has_python_examples_with_a_magic():
+    pytest.importorskip("sybil")
     blocks = [example.parsed for example in page_examples().parse(README).examples()]
     assert len(blocks) >= 3 and any("%%gpukernel" in block for block in blocks)
 
