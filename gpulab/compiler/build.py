@@ -365,11 +365,12 @@ def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, li
     Parameters
     ----------
     primitive : str
-        A name of :data:`gpulab.registry.PRIMITIVES`: ``map``, ``reduce``, ``scan``, ``filter``.
+        A name of :data:`gpulab.registry.PRIMITIVES`: ``map``, ``reduce``, ``scan``, ``filter``,
+        ``segmented_reduce``, ``reduce_by_key``.
     fn : function or Kernel
         A pure function with annotated element types (or ``types=``).
-        Map takes 1-3 inputs; reduce and scan an operator ``(T, T) -> T``;
-        filter a predicate ``T -> bool``.
+        Map takes 1-3 inputs; reduce, scan, segmented_reduce and
+        reduce_by_key an operator ``(T, T) -> T``; filter a predicate ``T -> bool``.
     types : sequence or str, optional
         Parameter types when ``fn`` has no annotations.
     target : str, tuple or int, optional
@@ -383,7 +384,8 @@ def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, li
         ``fma`` (contract ``a * b + c``, default True), ``exclusive`` (scan),
         ``index_bits`` (32 or 64), ``iota`` (which map inputs are iota),
         ``boundscheck`` (check every read of a captured array against its
-        shape, default True; False leaves the reads unchecked).
+        shape, default True; False leaves the reads unchecked), ``keys``
+        (reduce_by_key's key type, int32 by default).
 
     Returns
     -------

@@ -211,6 +211,21 @@ def test_every_build_inlines_its_operator_with_no_call(primitive, kind, target):
     assert max(r.spill_stores for r in build.resources.values()) == 0
 
 
+def _every_target():
+    from gpulab.compiler.target import toolchain_targets
+
+    return [target.arch for target in toolchain_targets()]
+
+
+@pytest.mark.parametrize("target", _every_target())
+@pytest.mark.parametrize("primitive", ["segmented_reduce", "reduce_by_key"])
+def test_every_target_builds_ahead_of_time_and_links_the_python_lines(primitive, target):
+    build = gpulab.compile(primitive, add, types="f32,f32", target=target)
+    assert build.sass_calls == 0 and build.target.arch == target
+    body = add.__code__.co_firstlineno + 1
+    assert build.line_map.python_to_sass(body) and build.line_map.python_to_cuda(body)
+
+
 @pytest.mark.parametrize("keys", ["int8", "bool", "float16", "float64", "complex64", "uint64"])
 def test_keys_of_every_number_type_compare_in_the_kernel(keys):
     build = gpulab.compile("reduce_by_key", add, types="f32,f32", keys=keys, target="sm_80")
