@@ -106,81 +106,79 @@ gpulab_segmented_reduce(Input0 in, index_t n, Offsets offsets, long long segment
     // from memory would be one ptxas cannot prove the same for a whole warp,
     // and it would emulate the shuffles after it on sm_80-89 (common.cu).
     const long long tile_base = (begin / SCAN_TILE + (long long)blockIdx.x) * SCAN_TILE;  // 64 bits: past n
-    {
-        const long long tile = blockIdx.x;
-        const index_t base = (index_t)tile_base;
-        const int count = (int)max(min((long long)SCAN_TILE, n - tile_base), 0ll);  // items loaded
-        const index_t tile_low = (index_t)min(max(tile_base, begin), end);
-        const index_t tile_high = (index_t)max(min(tile_base + SCAN_TILE, end), (long long)tile_low);
-        load_tile(in, base, count, items);
-        if (count == 0 && threadIdx.x == 0) items[0] = initial;  // a value the operator may see (segments.cu)
-        long long first_segment, last_segment;  // of the tile's first and last item
-        block_find_segments(offsets, segments, tile_low, tile_high - 1, first_segment, last_segment);
-        __syncthreads();  // the tile's items are in shared memory (the search has no barrier when S is 1)
+    const long long tile = blockIdx.x;
+    const index_t base = (index_t)tile_base;
+    const int count = (int)max(min((long long)SCAN_TILE, n - tile_base), 0ll);  // items loaded
+    const index_t tile_low = (index_t)min(max(tile_base, begin), end);
+    const index_t tile_high = (index_t)max(min(tile_base + SCAN_TILE, end), (long long)tile_low);
+    load_tile(in, base, count, items);
+    if (count == 0 && threadIdx.x == 0) items[0] = initial;  // a value the operator may see (segments.cu)
+    long long first_segment, last_segment;  // of the tile's first and last item
+    block_find_segments(offsets, segments, tile_low, tile_high - 1, first_segment, last_segment);
+    __syncthreads();  // the tile's items are in shared memory (the search has no barrier when S is 1)
 
-        // 1. This thread's items [low, high), folded into pieces; segments that
-        //    start and end among them are written at once.
-        const long long f = tile_base + (long long)threadIdx.x * SCAN_ITEMS;
-        const index_t low = (index_t)max(f, (long long)tile_low);
-        const index_t high = (index_t)min(f + SCAN_ITEMS, (long long)tile_high);
-        Piece<value_t> piece = piece_of(items[0], false, false);  // no items: nothing, and no start
-        bool closes = false;  // whether it ends a segment begun before its items (written after the scan)
-        long long closing = 0;
-        value_t head = items[0];  // its items of that segment
-        if (low < high) {
-            long long k = first_segment == last_segment ? first_segment
-                                                        : find_segment(offsets, first_segment, last_segment, low);
-            long long next = offset_at(offsets, k + 1);  // where segment k ends
-            const bool begun_before = offset_at(offsets, k) < low;
-            if (begun_before && next >= high && low == f && high == f + SCAN_ITEMS) {
-                // The common case: one segment over the whole row, from registers.
-                value_t row[SCAN_ITEMS];
-                read_row(items, SCAN_TILE, row);
-                value_t total = row[0];
-                #pragma unroll
-                for (int j = 1; j < SCAN_ITEMS; ++j) total = combine(total, row[j]);
-                closes = next == high;
-                closing = k;
-                head = total;
-                piece = piece_of(total, !closes, closes);
-            } else {
-                value_t acc = items[slot((int)(low - base))];
-                bool first_piece = true;
-                #pragma unroll 1
-                for (int j = 1; j <= SCAN_ITEMS; ++j) {  // a fixed bound (see find_segment)
-                    const index_t p = low + j;
-                    if (p > high) break;
-                    const bool ends = p == next;  // segment k's last item is p - 1
-                    if (ends && first_piece && begun_before) {
-                        closes = true;
-                        closing = k;
-                        head = acc;
-                    } else if (ends) {
-                        store(out, k, op(initial, acc, u));
-                    }
-                    if (p == high) break;
-                    const value_t x = items[slot((int)(p - base))];
-                    if (ends) {
-                        k = segment_starting(offsets, k, p, last_segment);
-                        next = offset_at(offsets, k + 1);
-                        first_piece = false;
-                        acc = x;
-                    } else {
-                        acc = combine(acc, x);
-                    }
+    // 1. This thread's items [low, high), folded into pieces; segments that
+    //    start and end among them are written at once.
+    const long long f = tile_base + (long long)threadIdx.x * SCAN_ITEMS;
+    const index_t low = (index_t)max(f, (long long)tile_low);
+    const index_t high = (index_t)min(f + SCAN_ITEMS, (long long)tile_high);
+    Piece<value_t> piece = piece_of(items[0], false, false);  // no items: nothing, and no start
+    bool closes = false;  // whether it ends a segment begun before its items (written after the scan)
+    long long closing = 0;
+    value_t head = items[0];  // its items of that segment
+    if (low < high) {
+        long long k = first_segment == last_segment ? first_segment
+                                                    : find_segment(offsets, first_segment, last_segment, low);
+        long long next = offset_at(offsets, k + 1);  // where segment k ends
+        const bool begun_before = offset_at(offsets, k) < low;
+        if (begun_before && next >= high && low == f && high == f + SCAN_ITEMS) {
+            // The common case: one segment over the whole row, from registers.
+            value_t row[SCAN_ITEMS];
+            read_row(items, SCAN_TILE, row);
+            value_t total = row[0];
+            #pragma unroll
+            for (int j = 1; j < SCAN_ITEMS; ++j) total = combine(total, row[j]);
+            closes = next == high;
+            closing = k;
+            head = total;
+            piece = piece_of(total, !closes, closes);
+        } else {
+            value_t acc = items[slot((int)(low - base))];
+            bool first_piece = true;
+            #pragma unroll 1
+            for (int j = 1; j <= SCAN_ITEMS; ++j) {  // a fixed bound (see find_segment)
+                const index_t p = low + j;
+                if (p > high) break;
+                const bool ends = p == next;  // segment k's last item is p - 1
+                if (ends && first_piece && begun_before) {
+                    closes = true;
+                    closing = k;
+                    head = acc;
+                } else if (ends) {
+                    store(out, k, op(initial, acc, u));
                 }
-                const bool open = next != high;  // a segment goes on past these items
-                piece = piece_of(acc, open, !open || !(first_piece && begun_before));
+                if (p == high) break;
+                const value_t x = items[slot((int)(p - base))];
+                if (ends) {
+                    k = segment_starting(offsets, k, p, last_segment);
+                    next = offset_at(offsets, k + 1);
+                    first_piece = false;
+                    acc = x;
+                } else {
+                    acc = combine(acc, x);
+                }
             }
+            const bool open = next != high;  // a segment goes on past these items
+            piece = piece_of(acc, open, !open || !(first_piece && begun_before));
         }
-
-        // 2. The pieces before this thread's: the block's, then the earlier tiles'
-        //    (segments.cu); 3. a segment begun before its items and ended among
-        //    them is written with them.
-        bool carried;
-        const Piece<value_t> carry = exclusive_prefix(piece, status, tile, epoch, carried, joined);
-        if (closes) store(out, closing, op(initial, carried && carry.has ? combine(carry.value, head) : head, u));
     }
+
+    // 2. The pieces before this thread's: the block's, then the earlier tiles'
+    //    (segments.cu); 3. a segment begun before its items and ended among
+    //    them is written with them.
+    bool carried;
+    const Piece<value_t> carry = exclusive_prefix(piece, status, tile, epoch, carried, joined);
+    if (closes) store(out, closing, op(initial, carried && carry.has ? combine(carry.value, head) : head, u));
 
     // Empty segments, and the offsets' check: this block's share of the segments.
     const long long stride = (long long)gridDim.x * BLOCK_THREADS;
