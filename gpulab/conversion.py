@@ -180,7 +180,11 @@ def refuse_iota(record, xs) -> None:
         Saying how to make the array.
     """
     if "iota" not in record.options and any(isinstance(x, Iota) for x in xs):
-        raise ConversionError(f"{record.name} takes arrays; gpulab.iota is an input of map only: make the "
+        from .registry import PRIMITIVES
+
+        *others, last = [name for name, other in PRIMITIVES.items() if "iota" in other.options]
+        takers = f"{', '.join(others)} and {last}" if others else last
+        raise ConversionError(f"{record.name} takes arrays; gpulab.iota is an input of {takers} only: make the "
                               "integers with np.arange(start, start + n) (cupy.arange on a GPU)")
 
 

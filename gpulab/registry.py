@@ -275,7 +275,7 @@ PRIMITIVES: dict[str, Primitive] = {record.name: record for record in (
               host="gpulab.host.segments:run_segmented_reduce", arguments="gpulab.host.segments:random_segments"),
     Primitive(name="reduce_by_key", template="reduce_by_key", helpers=("fold", "tile", "lookback", "segments"),
               kernels=("gpulab_reduce_by_key",), geometry="pairs", operator=_FOLD, arity=(2, 2), same_types=True,
-              takes=_OPERATOR, result="input", elementwise=False, initial=None, options=(), writes_result=True,
+              takes=_OPERATOR, result="input", elementwise=False, initial=None, options=("iota",), writes_result=True,
               plan="gpulab.primitives.segmented:ReduceByKeyPlan", host="gpulab.host.segments:run_reduce_by_key",
               keyed=True, arguments="gpulab.host.segments:random_runs"),
     Primitive(name="histogram", template="histogram", helpers=(), kernels=("gpulab_histogram",), geometry="bins",

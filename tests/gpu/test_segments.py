@@ -220,3 +220,11 @@ def test_float_reduce_by_key_is_bit_identical_run_to_run(kind, mean_run):
     for _ in range(RUNS - 1):
         again = plan.finish(plan(keys, values, out_keys=out_keys, out=out, count=count))[1]
         assert bool(cupy.all(again.view(np.uint8) == first.view(np.uint8))), "a run gave other bits"
+
+
+def test_iota_values_give_each_runs_first_position():
+    keys = _keys(3 * 4096 + 17, 40, seed=8)
+    unique, starts = gpulab.unique_by_key(cupy.asarray(keys), gpulab.iota(keys.size))
+    want_keys, want_starts = gpulab.unique_by_key(keys, gpulab.iota(keys.size), device="host")
+    np.testing.assert_array_equal(cupy.asnumpy(unique), want_keys)
+    np.testing.assert_array_equal(cupy.asnumpy(starts), want_starts)

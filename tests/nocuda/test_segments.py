@@ -117,7 +117,7 @@ def test_a_segmented_reduce_needs_an_initial_value():
 
 
 def test_iota_is_refused_with_what_to_pass():
-    with pytest.raises(ConversionError, match="gpulab.iota is an input of map only"):
+    with pytest.raises(ConversionError, match=r"gpulab.iota is an input of map, .*reduce_by_key.* only"):
         gpulab.segmented_reduce(add, gpulab.iota(4), [0, 4], 0, device="host")
 
 
@@ -284,3 +284,11 @@ def test_bench_makes_offsets_and_keys_and_counts_every_byte():
     # 4 int64 offsets read, 3 float32 results written
     assert segment_row["bytes"] == 4000 + 8 * 4 + 4 * 3
     assert run_row["bytes"] > 1000 * (4 + 4)  # keys and values read, the runs' keys and folds written
+
+
+def test_iota_values_give_each_runs_first_position():
+    keys = np.array([4, 4, 4, 1, 1, 9, 9, 9, 9], np.int32)
+    unique, starts = gpulab.unique_by_key(keys, gpulab.iota(keys.size), device="host")
+    assert unique.tolist() == [4, 1, 9] and starts.tolist() == [0, 3, 5]
+    build = gpulab.compile("reduce_by_key", add, types="i64,i64", iota=(False, True), target="sm_80")
+    assert "Input 1: iota" in build.source and build.sass_calls == 0

@@ -174,7 +174,7 @@ def test_a_broadcast_view_too_large_to_copy_is_refused_before_the_copy():
 
 
 def test_iota_is_an_input_of_map_only_on_the_host_as_on_a_device():
-    with pytest.raises(ConversionError, match="iota is an input of map only.*np.arange"):
+    with pytest.raises(ConversionError, match="iota is an input of map.* only.*np.arange"):
         host_reduce(add, gpulab.iota(5), 0)
 
 
