@@ -276,6 +276,25 @@ def test_gpukernel_shows_runs_and_checks_them(primitive, rows):
     assert all(f"\n{row} " in text for row in rows) and "exact" in text
 
 
+@pytest.mark.parametrize("primitive, option, shown", [
+    ("segmented_reduce", "--compare", "LTO vs PTX link"), ("reduce_by_key", "--diff-target sm_80", "sm_80")])
+def test_gpukernel_compares_and_diffs_the_new_primitives(primitive, option, shown):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "gpulab")
+    shell.run_cell("import gpulab", store_history=False)
+    with capture_output() as captured:
+        result = shell.run_cell(f"%%gpukernel {primitive} --target sm_90 --device host {option}\n"
+                                "def add(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:\n    return a + b\n",
+                                store_history=False)
+    assert not result.error_in_exec, captured.stderr
+    texts = "".join(str(output.data.get("text/plain", "")) + str(output.data.get("text/html", ""))
+                    for output in captured.outputs)
+    assert shown in texts
+
+
 def test_bench_makes_offsets_and_keys_and_counts_every_byte():
     segments = gpulab.bench(add, "segmented_reduce", [1000], devices=["host"], dtype="f32", progress=False)
     by_key = gpulab.bench(add, "reduce_by_key", [1000], devices=["host"], dtype="f32", progress=False)
