@@ -43,6 +43,7 @@ VARIANTS = {  # name: (constants, what they change)
     "segments-768": ({"TILE_RESIDENT_THREADS": 768}, SEGMENTS),
     "segments64B": ({"SCAN_THREAD_BYTES": 64}, SEGMENTS),
     "segments64B-1536": ({"SCAN_THREAD_BYTES": 64, "TILE_RESIDENT_THREADS": 1536}, SEGMENTS),
+    "segments-early-loads": ({"SEGMENT_EARLY_LOADS": 1}, ("segmented_reduce",)),  # loads in flight during the search
 }
 DEFAULTS = {name: getattr(codegen, name) for variant, _ in VARIANTS.values() for name in variant}
 

@@ -14,6 +14,6 @@ for run in 1 2 3; do
   cat "$OUT/bench-$run.log"
 done
 # The segment primitives' tile shapes (bench/sweep_variants.py), float32, 2^28 items
-timeout 75 python3 bench/sweep.py --variants landed,segments-1280,segments-768,segments64B,segments64B-1536 \
+timeout 75 python3 bench/sweep.py --variants landed,segments-1280,segments-768,segments64B,segments64B-1536,segments-early-loads \
   --only segmented_reduce,reduce_by_key --dtypes float32 --json "$OUT/sweep28.json" > "$OUT/sweep.log" 2>&1
 cat "$OUT/sweep.log"

@@ -54,6 +54,11 @@ SHARED_BIN_WORDS = 8192
 # Histogram blocks per SM the registers must allow: uncapped, ptxas held all 16 float keys' edge loads at
 # once (148 registers, one block of 256 threads per SM).
 HISTOGRAM_MIN_BLOCKS = 4
+# Segmented reduce: 1 issues a whole tile's loads before the block searches the offsets and stores them to
+# shared memory after it, so that the search runs while they arrive (segmented_reduce.cu); 0 loads the tile
+# first. 1 holds the loads' 32 registers through the search: no spill under the cap of 64 on sm_80-90, 80
+# bytes on sm_100. Not measured on a GPU yet, so 0 for now (bench/sweep_variants.py: segments-early-loads).
+SEGMENT_EARLY_LOADS = 0
 REGISTER_FILE = 65536  # 32-bit registers per SM on every supported target
 MAX_THREAD_REGISTERS = 255
 
@@ -70,7 +75,8 @@ def fingerprint() -> str:
 def _tuning() -> tuple:
     return (BLOCK_THREADS, MAP_UNROLL, REDUCE_THREAD_BYTES, MAX_REDUCE_ITEMS, MAX_REDUCE_ROWS, MAX_SCALAR_REDUCE_ROWS,
             REDUCE_ROWS_IN_FLIGHT, REDUCE_MIN_BLOCKS, SCAN_BLOCK_THREADS, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS,
-            SCAN_RESIDENT_THREADS, TILE_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP, SHARED_BIN_WORDS, HISTOGRAM_MIN_BLOCKS)
+            SCAN_RESIDENT_THREADS, TILE_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP, SHARED_BIN_WORDS, HISTOGRAM_MIN_BLOCKS,
+            SEGMENT_EARLY_LOADS)
 
 
 @dataclass(frozen=True)
@@ -260,7 +266,9 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
 
 
 def _own_constants(primitive: Primitive) -> str:
-    """The constants of the histogram's template, which its plan reads too."""
+    """The constants of the histogram's template, which its plan reads too, and of the segmented reduce's."""
+    if primitive.name == "segmented_reduce":
+        return f"#define SEGMENT_EARLY_LOADS {SEGMENT_EARLY_LOADS}  // the tile's loads before the search\n"
     if primitive.geometry == "bins":
         return (f"#define SHARED_BIN_WORDS {SHARED_BIN_WORDS}  // privatised counts per block (histogram.cu)\n"
                 f"#define HISTOGRAM_MIN_BLOCKS {HISTOGRAM_MIN_BLOCKS}  // histogram blocks per SM the registers must "

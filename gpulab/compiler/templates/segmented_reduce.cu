@@ -111,11 +111,26 @@ gpulab_segmented_reduce(Input0 in, index_t n, Offsets offsets, long long segment
     const int count = (int)max(min((long long)SCAN_TILE, n - tile_base), 0ll);  // items loaded
     const index_t tile_low = (index_t)min(max(tile_base, begin), end);
     const index_t tile_high = (index_t)max(min(tile_base + SCAN_TILE, end), (long long)tile_low);
-    load_tile(in, base, count, items);
+    // A whole tile's loads are issued first and stored after the search, which
+    // then runs while they arrive (SEGMENT_EARLY_LOADS; other tiles load here).
+    const bool early = SEGMENT_EARLY_LOADS && VEC > 1 && count == SCAN_TILE && can_vectorize(in);
+    Vector<value_t, VEC> loads[SCAN_ITEMS / VEC];
+    if (early) {
+        #pragma unroll
+        for (int r = 0; r < SCAN_ITEMS / VEC; ++r)
+            loads[r] = load_vector(in, base + (index_t)(r * BLOCK_THREADS + threadIdx.x) * VEC);
+    } else {
+        load_tile(in, base, count, items);
+    }
     if (count == 0 && threadIdx.x == 0) items[0] = initial;  // a value the operator may see (segments.cu)
     long long first_segment, last_segment;  // of the tile's first and last item
     block_find_segments(offsets, segments, tile_low, tile_high - 1, first_segment, last_segment);
-    __syncthreads();  // the tile's items are in shared memory (the search has no barrier when S is 1)
+    if (early) {
+        #pragma unroll
+        for (int r = 0; r < SCAN_ITEMS / VEC; ++r)  // a vector stays in one row (tile.cu)
+            *reinterpret_cast<Vector<value_t, VEC>*>(items + slot((r * BLOCK_THREADS + threadIdx.x) * VEC)) = loads[r];
+    }
+    __syncthreads();  // the tile's items are in shared memory
 
     // 1. This thread's items [low, high), folded into pieces; segments that
     //    start and end among them are written at once.
