@@ -18,6 +18,7 @@ from .compiler.target import Target
 from .device import current, devices, use
 from .iota import Iota, iota
 from .mapped import Mapped, mapped
+from .options import BuildOptions
 from .kernel import Kernel, kernel
 from .notebook import formatters as _formatters
 from .notebook.grading import Checked, check

@@ -84,14 +84,15 @@ class _TargetDevice:
 
 
 @contextlib.contextmanager
-def compiling_for(cc: tuple[int, int], *, fma: bool):
-    """Within the block, numba types nested device functions for ``cc`` and contracts FMA only if ``fma``.
+def compiling_for(cc: tuple[int, int], nvvm_options: dict | None = None):
+    """Within the block, numba types nested device functions for ``cc`` and its NVVM step takes ``nvvm_options``
+    (``gpulab.compiler.flags.nvvm``: whether to contract FMA).
 
     numba compiles a nested ``cuda.jit(device=True)`` function for the
     *current device*, which does not exist on a machine without a GPU; the
     final code is generated for the target anyway, so nested functions are
     typed for it too. And numba's NVVM step takes no FMA option from
-    ``cuda.compile``, so its ``compile_ir`` gets one. Callers hold the
+    ``cuda.compile``, so its ``compile_ir`` gets the options. Callers hold the
     frontend's lock: the patches are process-wide while they last.
     """
     check_version()
@@ -100,9 +101,8 @@ def compiling_for(cc: tuple[int, int], *, fma: bool):
 
     saved_device, saved_compile_ir = _replaced(dispatcher, "get_current_device"), _replaced(nvvm, "compile_ir")
 
-    def compile_ir(llvmir, **nvvm_options):
-        nvvm_options.setdefault("fma", fma)
-        return saved_compile_ir(llvmir, **nvvm_options)
+    def compile_ir(llvmir, **given):
+        return saved_compile_ir(llvmir, **{**(nvvm_options or {}), **given})
 
     dispatcher.get_current_device = lambda: _TargetDevice(cc)
     nvvm.compile_ir = compile_ir

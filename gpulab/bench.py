@@ -28,6 +28,7 @@ from .device import device as find_device
 from .display.table import Table, format_seconds
 from .errors import ArgumentError
 from .kernel import Kernel, as_kernel
+from .options import BuildOptions, build_options
 from .registry import Primitive
 from .types import element_type
 
@@ -155,9 +156,9 @@ def _moved_bytes(record: Primitive, inputs, result) -> int:
 # ---------------------------------------------------------------- host timing
 
 
-def _host_call(record: Primitive, kernel: Kernel, initial, options: dict):
-    run = record.host_runner()
-    return lambda xs: run(kernel, *record.call_arguments(xs, initial), **options)
+def _host_call(record: Primitive, kernel: Kernel, initial, options: BuildOptions, arguments: dict):
+    run, host_options = record.host_runner(), {**options.host_options(record), **arguments}
+    return lambda xs: run(kernel, *record.call_arguments(xs, initial), **host_options)
 
 
 def _time_host(call, inputs, repeats: int, warmup: int, max_seconds: float):
@@ -203,11 +204,12 @@ def copy_gb_per_s(gpu: Device, repeats: int = 10) -> float:
         return 2 * nbytes / seconds / 1e9
 
 
-def _device_call(record: Primitive, kernel: Kernel, example, gpu: Device, initial, options: dict):
+def _device_call(record: Primitive, kernel: Kernel, example, gpu: Device, initial, options: BuildOptions,
+                 arguments: dict):
     """A reused plan for ``example``'s arrays, and a call of it on other arrays (its output as it returns it)."""
     from .primitives import make_plan
 
-    plan = make_plan(record, kernel, example, gpu, **options)
+    plan = make_plan(record, kernel, example, gpu, options, **arguments)
     return plan, lambda xs: plan(*record.call_arguments(xs, initial))
 
 
@@ -228,13 +230,13 @@ def _time_device(call, copies, repeats: int, warmup: int):
     return statistics.median(samples), repeats, result
 
 
-def _time_gpu(record: Primitive, kernel, inputs, gpu: Device, initial, repeats, warmup, options):
+def _time_gpu(record: Primitive, kernel, inputs, gpu: Device, initial, repeats, warmup, options, arguments):
     """Median seconds, samples and bytes moved for one size on ``gpu``."""
     import cupy
 
     with cupy.cuda.Device(gpu.ordinal):
         example = [cupy.asarray(x) for x in inputs]
-        plan, call = _device_call(record, kernel, example, gpu, initial, options)
+        plan, call = _device_call(record, kernel, example, gpu, initial, options, arguments)
         per_copy = max(1, sum(x.nbytes for x in inputs))
         count = min(warmup + repeats, l2_bytes(gpu) // per_copy + 2)
         copies = [example] + [[x.copy() for x in example] for _ in range(count - 1)]
@@ -364,8 +366,8 @@ def _format_rate(gb_per_s: float) -> str:
 
 
 def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20, warmup: int = 3,
-          initial=None, *, exclusive: bool = False, seed: int = 0, max_seconds: float = 2.0,
-          progress: bool = True, **options) -> BenchResult:
+          initial=None, *, seed: int = 0, max_seconds: float = 2.0, progress: bool = True,
+          options: BuildOptions | None = None, **given) -> BenchResult:
     """Time ``primitive(fn)`` on every device over ``sizes``.
 
     Parameters
@@ -385,24 +387,31 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
         Timed and untimed calls per size and device.
     initial : scalar, optional
         Reduce's initial value (zero by default) or scan's.
-    exclusive : bool
-        For scan (passed only to a primitive that takes it).
     seed : int
         Of the random inputs.
     max_seconds : float
         Host calls stop repeating once this much time was spent on one size.
     progress : bool
         Show one line of progress (a bar in a Jupyter kernel).
-    **options
-        Build options for the device (``lto``, ``fma``), and the primitive's own arguments
-        (``bins=`` for a histogram, ``descending=`` for a sort), which the host takes too.
+    options : BuildOptions, optional
+        Build options made earlier; those ``given`` by name change them.
+    **given
+        Build options (:class:`gpulab.BuildOptions`: ``lto``, ``fma``, ``exclusive`` for scan...), the host
+        taking those that change what a call computes (``exclusive``); and the primitive's own call arguments
+        (``bins=`` for a histogram), which the device and the host take.
 
     Returns
     -------
     BenchResult
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown option or a value of the wrong kind.
     """
     record = registry.primitive(primitive)
-    own_options = record.own_options(exclusive=exclusive, **options)
+    arguments, given = record.own_arguments(given)
+    options = build_options(record, options, **given)
     kernel = _kernel_of(fn, dtype)
     targets = [find_device(d) for d in devices] if devices else _default_devices()
     counts = sorted({item_count(size, "each of sizes") for size in sizes})
@@ -423,9 +432,9 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
                 bar.step(f"{target.name} n={n:,}")
                 if target.is_gpu:
                     seconds, samples, moved = _time_gpu(record, kernel, inputs, target, initial, repeats, warmup,
-                                                        {**options, **own_options})
+                                                        options, arguments)
                 else:
-                    call = _host_call(record, kernel, initial, own_options)
+                    call = _host_call(record, kernel, initial, options, arguments)
                     seconds, samples, out = _time_host(call, inputs, repeats, warmup, max_seconds)
                     moved = _moved_bytes(record, inputs, out if isinstance(out, tuple) else np.asarray(out))
                 result.rows.append({"device": target.name, "primitive": primitive, "size": n, "seconds": seconds,

@@ -82,7 +82,7 @@ class Primitive:
         Whether a call takes an initial value (``--run`` and ``--bench``
         use zero where it is required and none is given).
     options : tuple of str
-        Build options it takes besides ``lto``, ``fma``, ``lineinfo``, ``index_bits``.
+        Its own build options (fields of :class:`gpulab.options.BuildOptions` marked ``own``: ``exclusive``).
     writes_result : bool
         Whether the result is written to memory (the roofline counts its bytes).
     plan : str or type
@@ -228,14 +228,11 @@ class Primitive:
         """
         return tuple(arrays) + ((initial,) if self.initial else ())
 
-    def own_options(self, **options) -> dict:
-        """Those of ``options`` that are this primitive's own (``exclusive`` for scan, ``bins`` for histogram):
-        its build options and its call options; the others are dropped."""
-        return {name: options[name] for name in (*self.options, *self.call_options) if name in options}
-
-    def build_options(self, **options) -> dict:
-        """``options`` without this primitive's :attr:`call_options`: what a build of it takes."""
-        return {name: value for name, value in options.items() if name not in self.call_options}
+    def own_arguments(self, given: dict) -> tuple[dict, dict]:
+        """``given`` keywords as ``(this primitive's own call arguments, the others)``: a call passes the first
+        (:attr:`call_options`: ``bins`` of a histogram) to its plan and its host runner; no build sees them."""
+        own = {name: value for name, value in given.items() if name in self.call_options}
+        return own, {name: value for name, value in given.items() if name not in own}
 
 
 def _resolve(reference):

@@ -1,7 +1,7 @@
 """Stage artifacts: what one stage of the pipeline made, saying what it is (as cuda.core's ``ObjectCode`` does).
 
 The link mode is read once, where a build picks its code kind
-(:attr:`~gpulab.compiler.spec.BuildOptions.code_kind`); from there on each
+(:attr:`~gpulab.options.BuildOptions.code_kind`); from there on each
 artifact says whether it is PTX or LTO-IR, and the linker links by kind.
 """
 

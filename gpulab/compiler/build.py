@@ -8,7 +8,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -17,16 +17,17 @@ from ..captures import ArrayType
 from ..errors import ArgumentError, KernelTypeError
 from ..kernel import Kernel, as_kernel
 from ..mapped import Mapped, walk
+from ..options import BuildOptions, build_options
 from ..lru import LRU
 from ..progress import Progress
 from ..types import ElementType, element_type
-from . import codegen, disasm, frontend, linemap, link, nvrtc
+from . import codegen, disasm, flags, frontend, linemap, link, nvrtc
 from .analysis.costs import LineCosts, line_costs
 from .analysis.diagnostics import Diagnostics, diagnostics
 from .analysis.model import keep_disassembly
 from .disasm import Resources
 from .parameters import Parameter
-from .spec import BuildOptions, BuildSpec, mapped_spec
+from .spec import BuildSpec, mapped_spec
 from .target import Target, parse_target, require_buildable
 
 _CALL = re.compile(r"\bCALL\.")
@@ -190,27 +191,25 @@ def _stage(timings: dict, name: str, progress: Progress | None = None):
         progress.end(name)
 
 
-def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo=True, fma=True,
-              exclusive=False, index_bits=32, iota=(), boundscheck=True, mapped=(), keys=None) -> BuildSpec:
+def make_spec(primitive: str, fn, *, types=None, target=None, mapped=(), keys=None,
+              options: BuildOptions | None = None, **given) -> BuildSpec:
     """Check ``fn`` for ``primitive`` and return its :class:`BuildSpec`.
 
-    ``mapped`` gives, per input of the primitive, the :func:`gpulab.mapped`
-    input (or its ``shape``) it is, or ``None``. ``keys`` is a keyed
-    primitive's key type (int32 when not given).
+    ``options`` (a :class:`~gpulab.options.BuildOptions`) with the options
+    ``given`` by name changed are the build's options. ``mapped`` gives, per
+    input of the primitive, the :func:`gpulab.mapped` input (or its
+    ``shape``) it is, or ``None``. ``keys`` is a keyed primitive's key type
+    (int32 when not given).
 
     Raises
     ------
-    ValueError
-        For an unknown primitive or option.
+    ArgumentError
+        For an unknown primitive or option, or an option's value of the wrong kind.
     KernelTypeError, ImpureKernelError
         When the function does not fit the primitive or is not pure.
     """
     record = registry.primitive(primitive)
-    if index_bits not in (32, 64):
-        raise ArgumentError("index_bits must be 32 or 64")
-    for option, value in (("exclusive", exclusive), ("iota", any(iota))):
-        if value and option not in record.options:
-            raise ArgumentError(f"{option} is not an option of {primitive}")
+    options = build_options(record, options, **given)
     kernel = as_kernel(fn)
     signature = kernel.signature(types)
     inputs, result = signature.args, signature.result
@@ -221,9 +220,12 @@ def make_spec(primitive: str, fn, *, types=None, target=None, lto=True, lineinfo
     keys = record.key_type(keys)
     specs = _mapped_specs(record, kernel, inputs, mapped, keys)
     reads = arrays or any(spec.arrays for _, spec in walk(specs))
-    options = BuildOptions(lto=lto, lineinfo=lineinfo, fma=fma, exclusive=bool(exclusive), index_bits=index_bits,
-                           iota=tuple(iota) or (False,) * len(inputs),
-                           boundscheck=bool(boundscheck) or not reads)  # no reads to check: one build
+    if options.iota and len(options.iota) != len(inputs):
+        raise ArgumentError(f"iota= gives {len(options.iota)} flag(s); {record.name} of `{kernel.name}` takes "
+                            f"{len(inputs)} input(s)")
+    options = replace(options, iota=options.iota or (False,) * len(inputs),
+                      boundscheck=options.boundscheck or not reads,  # no reads to check: one build
+                      frontend=frontend.resolve(options.frontend))
     return BuildSpec(primitive, kernel, tuple(inputs), result, uniforms, parse_target(target), options, arrays,
                      specs, keys)
 
@@ -266,13 +268,12 @@ def _run_pipeline(spec: BuildSpec, progress: Progress) -> Build:
         generated = _generate(spec, spec.result, timings, progress=progress)
         pending = _worker().submit(_compile_kernel, spec, spec.result, timings, progress)
     with _stage(timings, "frontend", progress):
-        compiled = frontend.Options(lineinfo=options.lineinfo, fma=options.fma, boundscheck=options.boundscheck)
         operator = frontend.compile_operator(
             kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
-            options=compiled, array_types=[a for _, a in spec.arrays])
+            options=options, array_types=[a for _, a in spec.arrays])
         if spec.result is None:  # numba inferred the result: held to the record as a declared one is
             spec.record.check_operator(kernel, spec.inputs, operator.result)
-        inputs = _input_operators(spec, compiled)
+        inputs = _input_operators(spec)
     if pending is None:
         generated = _generate(spec, operator.result, timings, progress=progress)
         kernel_code = _compile_kernel(spec, operator.result, timings, progress)
@@ -280,8 +281,8 @@ def _run_pipeline(spec: BuildSpec, progress: Progress) -> Build:
         kernel_code = pending.result()
     with _stage(timings, "link", progress):
         libraries = dict.fromkeys(library for op in (operator, *inputs) for library in op.libraries)
-        linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, lineinfo=options.lineinfo,
-                           fma=options.fma, libraries=tuple(libraries), max_registers=generated.register_cap,
+        linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, options,
+                           libraries=tuple(libraries), max_registers=generated.register_cap,
                            more=tuple(op.code(options.code_kind) for op in inputs))
     python_source, python_first_line = _python_pane(spec)
     with _stage(timings, "resources", progress):
@@ -313,13 +314,13 @@ def _python_pane(spec: BuildSpec) -> tuple[str, int]:
     return "".join(lines), first
 
 
-def _input_operators(spec: BuildSpec, options: frontend.Options) -> list:
+def _input_operators(spec: BuildSpec) -> list:
     """The operators of the spec's mapped inputs, named and numbered as codegen declares them."""
     found, first_array = [], len(spec.arrays)
     for path, mapped in walk(spec.kinds):
         found.append(frontend.compile_operator(
             mapped.kernel, mapped.args, [t for _, t in mapped.uniforms], result=mapped.result, target=spec.target,
-            options=options, array_types=[a for _, a in mapped.arrays], name=f"{frontend.OP_NAME}_{path}",
+            options=spec.options, array_types=[a for _, a in mapped.arrays], name=f"{frontend.OP_NAME}_{path}",
             first_array=first_array))
         first_array += len(mapped.arrays)
     return found
@@ -329,27 +330,25 @@ def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | N
               progress: Progress | None = None) -> codegen.Source:
     options = spec.options
     with _stage(timings, "codegen", progress):
-        return codegen.generate(spec.record, name or spec.kernel.name, spec.target.arch, list(spec.inputs), result,
+        return codegen.generate(spec.record, name or spec.kernel.name, spec.target, list(spec.inputs), result,
                                 list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
                                 exclusive=options.exclusive, arrays=list(spec.arrays), mapped=spec.mapped,
                                 keys=spec.keys)
 
 
 KERNEL_CODE: LRU = LRU(64)
-"""NVRTC's output by kernel text, target and options. The kernel around an operator does not depend on
+"""NVRTC's output by kernel text and flags (the target's and the options'). The kernel around an operator does not depend on
 the operator (only comments name it), so each primitive, element types, uniforms and options are
 compiled by NVRTC once per process, whatever functions they are built for."""
 _ANONYMOUS = "op"  # the name the text NVRTC compiles gives every operator (same lines as the shown text)
 
 
 def _compile_kernel(spec: BuildSpec, result: ElementType, timings: dict, progress: Progress | None = None):
-    options = spec.options
     text = _generate(spec, result, {}, name=_ANONYMOUS).text
+    nvrtc_flags = flags.nvrtc(spec.options, spec.target)
     with _stage(timings, "nvrtc", progress):
         return KERNEL_CODE.get_or_make(
-            (text, spec.target, options.code_kind, options.lineinfo, options.fma),
-            lambda: nvrtc.compile_kernel(text, spec.target, output=options.code_kind, lineinfo=options.lineinfo,
-                                         fma=options.fma))
+            (text, nvrtc_flags), lambda: nvrtc.compile_kernel(text, nvrtc_flags, output=spec.options.code_kind))
 
 
 @functools.lru_cache(maxsize=1)
@@ -358,8 +357,8 @@ def _worker() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpulab-nvrtc")
 
 
-def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, lineinfo: bool = True,
-            **options) -> Build:
+def compile(primitive: str, fn, *, types=None, target=None, keys=None, options: BuildOptions | None = None,
+            **given) -> Build:
     """Compile ``fn`` for ``primitive``: generated CUDA C++, PTX, SASS and the cubin.
 
     Parameters
@@ -373,27 +372,34 @@ def compile(primitive: str, fn, *, types=None, target=None, lto: bool = True, li
         reduce_by_key an operator ``(T, T) -> T``; filter a predicate ``T -> bool``.
     types : sequence or str, optional
         Parameter types when ``fn`` has no annotations.
-    target : str, tuple or int, optional
+    target : str, tuple, int or Target, optional
         Compute capability (``"sm_90"``, ``(9, 0)``, ``90``); ``None``
         means the current GPU. With a target no GPU is needed.
-    lto : bool
-        Link-time optimisation (operator inlined) or a PTX link (a ``CALL``).
-    lineinfo : bool
-        Keep source lines through every stage (for the line map).
-    **options
-        ``fma`` (contract ``a * b + c``, default True), ``exclusive`` (scan),
-        ``index_bits`` (32 or 64), ``iota`` (which map inputs are iota),
-        ``boundscheck`` (check every read of a captured array against its
-        shape, default True; False leaves the reads unchecked), ``keys``
-        (reduce_by_key's key type, int32 by default).
+    keys : dtype, optional
+        reduce_by_key's key type (int32 by default).
+    options : BuildOptions, optional
+        Build options made earlier; those ``given`` by name change them.
+    **given
+        Build options (:class:`~gpulab.options.BuildOptions`): ``lto`` (link
+        with link-time optimisation, the operator inlined, default True; False
+        links PTX: a ``CALL``), ``lineinfo`` (keep source lines through every
+        stage), ``fma`` (contract ``a * b + c``, default True), ``boundscheck``
+        (check every read of a captured array against its shape, default
+        True), ``index_bits`` (32 or 64), ``frontend``, ``exclusive`` (scan),
+        ``iota`` (which map inputs are iota).
 
     Returns
     -------
     Build
         Cached: the same spec returns the same build, from memory or disk.
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown option or a value of the wrong kind.
     """
     with _stage(timings := {}, "check"):
-        spec = make_spec(primitive, fn, types=types, target=target, lto=lto, lineinfo=lineinfo, **options)
+        spec = make_spec(primitive, fn, types=types, target=target, keys=keys, options=options, **given)
     build = build_for(spec, check_seconds=timings["check"])
     build.disassembled()
     return build

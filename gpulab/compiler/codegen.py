@@ -22,6 +22,7 @@ from ..mapped import input_kinds, walk
 from ..registry import Primitive
 from ..types import ElementType, cxx_definitions
 from .parameters import Parameter, kernel_parameters
+from .target import Target
 
 BLOCK_THREADS = 256
 MAP_UNROLL = 2  # measured on an H200: 2 vectors in flight per lane beat 4 and 8 (bench/results)
@@ -59,7 +60,6 @@ HISTOGRAM_MIN_BLOCKS = 4
 # first. 1 holds the loads' 32 registers through the search: no spill under the cap of 64 on sm_80-90, 80
 # bytes on sm_100. Not measured on a GPU yet, so 0 for now (bench/sweep_variants.py: segments-early-loads).
 SEGMENT_EARLY_LOADS = 0
-REGISTER_FILE = 65536  # 32-bit registers per SM on every supported target
 MAX_THREAD_REGISTERS = 255
 
 
@@ -115,9 +115,10 @@ class Source:
     register_cap: int | None = None  # registers per thread the kernels' __launch_bounds__ allow
 
 
-def register_cap(block_threads: int, min_blocks: int) -> int | None:
-    """Registers per thread that ``__launch_bounds__(block_threads, min_blocks)`` leaves; None where that is no cap."""
-    per_thread = REGISTER_FILE // (block_threads * min_blocks)
+def register_cap(target: Target, block_threads: int, min_blocks: int) -> int | None:
+    """Registers per thread that ``__launch_bounds__(block_threads, min_blocks)`` leaves on ``target``; None where
+    that is no cap."""
+    per_thread = target.limits.registers // (block_threads * min_blocks)
     per_thread -= per_thread % 8
     return per_thread if per_thread < MAX_THREAD_REGISTERS else None
 
@@ -158,7 +159,7 @@ def _scan_min_blocks(primitive: Primitive, types: list[ElementType], geometry: G
     return max(1, threads // geometry.block_threads)
 
 
-def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementType], result: ElementType,
+def generate(primitive: Primitive, name: str, target: Target, inputs: list[ElementType], result: ElementType,
              uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
              exclusive: bool = False, arrays: list[tuple[str, ArrayType]] = (), mapped: tuple = (),
              keys: ElementType | None = None) -> Source:
@@ -170,8 +171,8 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
         Its registry record.
     name : str
         The Python function's name (for comments).
-    target : str
-        ``sm_XY`` (for comments).
+    target : Target
+        What it is compiled for (the register cap; named in comments).
     inputs : list of ElementType
         Element types of the inputs (one for reduce, scan and filter).
     result : ElementType
@@ -206,7 +207,7 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
     all_uniforms = [*uniforms, *(u for spec in operators for u in spec.uniforms)]
     all_arrays = [*arrays, *(a for spec in operators for a in spec.arrays)]
     sections = [
-        _header(primitive.name, name, target, index_bits),
+        _header(primitive.name, name, target.arch, index_bits),
         _constants(geometry, scan_min_blocks, index_bits, exclusive) + _own_constants(primitive),
         _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys),
         _piece("common"),
@@ -221,7 +222,7 @@ def generate(primitive: Primitive, name: str, target: str, inputs: list[ElementT
     elements.update(_typedefs(primitive, inputs, result, keys))
     return Source(text, primitive.kernels, geometry,
                   kernel_parameters(text, primitive.kernels, elements, index_bits),
-                  register_cap(geometry.block_threads, min_blocks) if min_blocks else None)
+                  register_cap(target, geometry.block_threads, min_blocks) if min_blocks else None)
 
 
 def _piece(name: str) -> str:

@@ -30,7 +30,8 @@ import numpy as np
 from .._numba_compat import compiling_for, fix_debuginfo_flags
 from ..errors import FrontendError, KernelTypeError, SourceLocation
 from ..types import ElementType, element_type
-from . import numba_errors, reads
+from ..options import BuildOptions
+from . import flags, numba_errors, reads
 from .artifacts import Artifact
 from .target import Target
 
@@ -45,6 +46,11 @@ TYPING_CC = (7, 5)
 """The compute capability :func:`check` types for: the oldest gpulab compiles for (``compiler/target.py``);
 numba-cuda types a function alike for every one from 5.3 (float16) on."""
 _LOCK = threading.RLock()
+
+
+def resolve(name: str | None) -> str:
+    """The frontend a build of ``frontend=name`` uses: ``name``, or the default (numba-cuda)."""
+    return name or "numba-cuda"
 
 
 @dataclass(frozen=True)
@@ -74,16 +80,7 @@ class Operator:
         return {"ptx": self.ptx, "ltoir": self.ltoir}[kind]
 
 
-@dataclass(frozen=True)
-class Options:
-    """Code-generation options that change the operator's code."""
-
-    lineinfo: bool = True
-    fma: bool = True
-    boundscheck: bool = True
-
-
-def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target, options: Options,
+def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target, options: BuildOptions,
                      array_types=(), name: str = OP_NAME, first_array: int = 0) -> Operator:
     """Compile ``kernel`` for ``arg_types`` into a C-ABI operator named ``name``.
 
@@ -99,8 +96,8 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
         The type to store; ``None`` keeps the type numba infers.
     target : Target
         Compute capability.
-    options : Options
-        Line info, FMA contraction and bounds checks.
+    options : BuildOptions
+        The build's options (line info, FMA contraction and bounds checks change the operator).
     array_types : sequence of ArrayType
         Types of its captured arrays (appended parameters, after the uniforms).
     name : str
@@ -116,7 +113,7 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
     from numba.cuda import compile as numba_compile
     from numba.cuda import compile_all
 
-    with _LOCK, compiling_for(target.cc, fma=options.fma), warnings.catch_warnings():
+    with _LOCK, compiling_for(target.cc, flags.nvvm(options)), warnings.catch_warnings():
         fix_debuginfo_flags()
         _quiet_about_lambdas()
         wrapper, signature, inferred = _operator_function(kernel, arg_types, uniform_types, array_types, result,
@@ -152,7 +149,7 @@ def check(kernel, arg_types, uniform_types, *, result=None, array_types=()) -> E
     """
     from numba.cuda.compiler import compile_cuda
 
-    with _LOCK, compiling_for(TYPING_CC, fma=True), warnings.catch_warnings():
+    with _LOCK, compiling_for(TYPING_CC), warnings.catch_warnings():
         _quiet_about_lambdas()
         wrapper, signature, inferred = _operator_function(kernel, arg_types, uniform_types, array_types, result,
                                                           OP_NAME, True, 0)

@@ -6,6 +6,8 @@ import warnings
 from dataclasses import dataclass
 
 from ..errors import GpulabWarning, LinkError, ToolkitNotFoundError
+from ..options import BuildOptions
+from . import flags
 from .artifacts import Artifact
 from .target import Target
 
@@ -81,8 +83,8 @@ def _read(handle, size_of, read) -> str:
     return _read_bytes(handle, size_of, read).rstrip(b"\x00").decode(errors="replace")
 
 
-def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool, fma: bool,
-         libraries=(), more=(), max_registers: int | None = None) -> Linked:
+def link(kernel: Artifact, operator: Artifact, target: Target, options: BuildOptions, *, libraries=(), more=(),
+         max_registers: int | None = None) -> Linked:
     """Link the kernel with the operator for ``target``, as their kind says.
 
     Parameters
@@ -90,6 +92,8 @@ def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool
     kernel, operator : Artifact
         Both LTO-IR (link-time optimisation: the operator is inlined) or
         both PTX (a PTX link: it stays a called function).
+    options : BuildOptions
+        The build's options (their flags: :mod:`gpulab.compiler.flags`).
     libraries : sequence of Artifact
         LTO-IR that numba links with the operator (in both modes).
     more : sequence of Artifact
@@ -114,19 +118,19 @@ def link(kernel: Artifact, operator: Artifact, target: Target, *, lineinfo: bool
     if len(kinds) != 1 or kernel.kind not in ("ltoir", "ptx"):
         raise ValueError(f"link takes a kernel and an operator of one kind, both LTO-IR or both PTX; "
                          f"got {kernel.kind} and {operator.kind}")
-    options = [f"-arch={target.arch}", "-verbose"] + (["-lineinfo"] if lineinfo else [])
+    common = flags.nvjitlink(options, target)
     libraries = list(libraries)
     if kernel.kind == "ltoir":
         # Optimise once to the whole kernel's PTX (which the view shows), then
         # assemble that PTX: the same steps nvJitLink takes inside one LTO link.
-        ptx = _optimise(options + ["-lto", "-ptx", f"-fma={int(fma)}"], [kernel, operator, *more, *libraries])
+        ptx = _optimise(common + flags.lto_optimiser(options), [kernel, operator, *more, *libraries])
         inputs = [Artifact("ptx", ptx.encode(), "kernel")]
+        assemble = common + flags.ptxas(options)
     else:
         ptx = "\n".join(code.text for code in (kernel, operator, *more))
         inputs = [kernel, operator, *more, *libraries]  # libraries: LTO-IR, optimised among themselves, still called
-        options += ["-lto"] if libraries else []
-        options += [f"-maxrregcount={max_registers}"] if max_registers else []
-    cubin, info = _run(options + [f"-Xptxas=--fmad={'true' if fma else 'false'}"], inputs, want_ptx=False)
+        assemble = common + (["-lto"] if libraries else []) + flags.ptxas(options, max_registers)
+    cubin, info = _run(assemble, inputs, want_ptx=False)
     return Linked(cubin=cubin, ptx=ptx, info_log=info)
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..errors import NvrtcError, ToolkitNotFoundError
 from .artifacts import Artifact
-from .target import Target
 
 KERNEL_FILENAME = "kernel.cu"
 
@@ -58,8 +58,9 @@ def supported_archs() -> tuple[int, ...]:
     return tuple(_check(_nvrtc().nvrtcGetSupportedArchs()))
 
 
-def compile_kernel(source: str, target: Target, *, output: str, lineinfo: bool, fma: bool) -> Artifact:
-    """Compile ``source`` for ``target`` into ``output`` code (``"ltoir"`` or ``"ptx"``).
+def compile_kernel(source: str, flags: Sequence[str], *, output: str) -> Artifact:
+    """Compile ``source`` with ``flags`` (:func:`gpulab.compiler.flags.nvrtc`) into ``output`` code
+    (``"ltoir"`` or ``"ptx"``, as the flags ask).
 
     Raises
     ------
@@ -69,12 +70,7 @@ def compile_kernel(source: str, target: Target, *, output: str, lineinfo: bool, 
     nvrtc = _nvrtc()
     program = _check(nvrtc.nvrtcCreateProgram(source.encode(), KERNEL_FILENAME.encode(), 0, [], []))
     try:
-        options = [f"-arch={target.arch}", "-rdc=true", "-std=c++17", f"-fmad={'true' if fma else 'false'}"]
-        if output == "ltoir":
-            options.append("-dlto")
-        if lineinfo:
-            options.append("-lineinfo")
-        encoded = [o.encode() for o in options]
+        encoded = [flag.encode() for flag in flags]
         _check(nvrtc.nvrtcCompileProgram(program, len(encoded), encoded), program, source)
         if output == "ltoir":
             size = _check(nvrtc.nvrtcGetLTOIRSize(program))

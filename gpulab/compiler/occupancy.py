@@ -1,7 +1,7 @@
 """Theoretical occupancy: how many blocks of a kernel one SM holds, from its resources and the target's limits.
 
 The rules are those of NVIDIA's occupancy calculator (``cuda_occupancy.h``):
-registers are allocated per warp in units of 256 from each of the SM's four
+registers are allocated per warp in units of 256 from one of the SM's
 register-file partitions, shared memory per block in units of 128 bytes plus
 what the system reserves, and an SM holds at most so many threads and blocks
 (the architecture's :class:`~gpulab.compiler.target.SMLimits`).
@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from .target import Target
 
 WARP = 32
-PARTITIONS = 4
-REGISTERS_PER_PARTITION = 16_384
 REGISTER_UNIT = 256  # registers per warp are allocated in these units
 SHARED_UNIT = 128
 
@@ -43,7 +41,8 @@ def occupancy(target: Target, block_threads: int, registers: int, shared_bytes: 
     candidates = {
         "threads": limits.threads // (warps * WARP),
         "blocks": limits.blocks,
-        "registers": PARTITIONS * (REGISTERS_PER_PARTITION // registers_per_warp) // warps,
+        "registers": (limits.register_partitions * (limits.registers // limits.register_partitions
+                                                    // registers_per_warp) // warps),
         "shared memory": limits.shared_bytes // shared if shared else limits.blocks,
     }
     limited_by = min(candidates, key=candidates.get)

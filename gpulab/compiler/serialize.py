@@ -5,18 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..captures import ArrayType
+from ..options import BuildOptions
 from ..types import element_type
 from .build import Build
 from .codegen import Geometry
 from .disasm import Resources
 from .linemap import Disassembly
 from .parameters import Parameter
-from .spec import BuildOptions
 from .target import Target
 
 _TEXTS = ("python_source", "source", "op_ptx", "ptx")
 _PAIR = np.dtype("<i8")
-ENTRY_LAYOUT = 3
+ENTRY_LAYOUT = 4
 """The layout of a build's cache entry and what its disassembly holds (part of its key, so that entries of
 another layout are not read)."""
 
@@ -104,10 +104,9 @@ def encode(build: Build) -> tuple[dict, dict[str, bytes]]:
 
 def decode(meta: dict, blobs: dict[str, bytes]) -> Build:
     """Inverse of :func:`encode`."""
-    options = dict(meta["options"], iota=tuple(meta["options"]["iota"]))
     return Build(
         key=meta["key"], primitive=meta["primitive"], name=meta["name"], target=Target(*meta["target"]),
-        options=BuildOptions(**options), inputs=tuple(_element(d) for d in meta["inputs"]),
+        options=BuildOptions(**meta["options"]), inputs=tuple(_element(d) for d in meta["inputs"]),
         result=_element(meta["result"]), uniforms=tuple((n, _element(d)) for n, d in meta["uniforms"]),
         arrays=tuple((n, ArrayType(_element(d), ndim)) for n, d, ndim in meta.get("arrays", ())),
         python_first_line=meta["python_first_line"], python_file=meta["python_file"], cubin=blobs["cubin"],

@@ -22,37 +22,10 @@ import numpy as np
 from ..captures import ArrayType
 from ..kernel import Kernel
 from ..mapped import input_kinds
+from ..options import BuildOptions
 from ..registry import Primitive, primitive
 from ..types import ElementType
 from .target import Target
-
-
-@dataclass(frozen=True)
-class BuildOptions:
-    """Options of a build; all of them change the generated code."""
-
-    lto: bool = True
-    lineinfo: bool = True
-    fma: bool = True
-    exclusive: bool = False
-    index_bits: int = 32
-    iota: tuple[bool, ...] = ()
-    boundscheck: bool = True
-
-    @property
-    def code_kind(self) -> str:
-        """What the kernel and the operator are compiled to: LTO-IR for an LTO link, else PTX.
-
-        The one place the link mode is read; every later stage goes by its
-        artifacts' kinds, so the two link modes differ in that step alone.
-        """
-        return "ltoir" if self.lto else "ptx"
-
-    def as_dict(self) -> dict:
-        """Return the options as a JSON-able dict (``boundscheck`` only when it is off: see :func:`make_spec`)."""
-        return {"lto": self.lto, "lineinfo": self.lineinfo, "fma": self.fma, "exclusive": self.exclusive,
-                "index_bits": self.index_bits, "iota": list(self.iota),
-                **({} if self.boundscheck else {"boundscheck": False})}
 
 
 @dataclass(frozen=True)

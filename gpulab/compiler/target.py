@@ -27,6 +27,10 @@ class SMLimits:
         The most shared memory the SM gives its blocks.
     shared_reserved : int
         Shared memory the system keeps per block.
+    registers : int
+        32-bit registers in the SM's register file.
+    register_partitions : int
+        The partitions the register file is split into (one per scheduler); a warp's registers come from one.
     fp64_per_fp32 : float or None
         FP64 add/multiply/FMA throughput as a share of FP32's (the CUDA C++
         Programming Guide, "Arithmetic Instructions"); None where gpulab has no figure.
@@ -36,19 +40,21 @@ class SMLimits:
     blocks: int
     shared_bytes: int
     shared_reserved: int
+    registers: int
+    register_partitions: int
     fp64_per_fp32: float | None
 
 
 ARCHITECTURES: dict[tuple[int, int], SMLimits] = {
-    (7, 5): SMLimits(1024, 16, 65_536, 0, 1 / 32),
-    (8, 0): SMLimits(2048, 32, 167_936, 1024, 1 / 2),
-    (8, 6): SMLimits(1536, 16, 102_400, 1024, 1 / 64),
-    (8, 7): SMLimits(1536, 16, 167_936, 1024, 1 / 64),
-    (8, 9): SMLimits(1536, 24, 102_400, 1024, 1 / 64),
-    (9, 0): SMLimits(2048, 32, 233_472, 1024, 1 / 2),
-    (10, 0): SMLimits(2048, 32, 233_472, 1024, 1 / 2),
-    (10, 3): SMLimits(2048, 32, 233_472, 1024, None),
-    (12, 0): SMLimits(1536, 32, 102_400, 1024, 1 / 64),
+    (7, 5): SMLimits(1024, 16, 65_536, 0, 65_536, 4, 1 / 32),
+    (8, 0): SMLimits(2048, 32, 167_936, 1024, 65_536, 4, 1 / 2),
+    (8, 6): SMLimits(1536, 16, 102_400, 1024, 65_536, 4, 1 / 64),
+    (8, 7): SMLimits(1536, 16, 167_936, 1024, 65_536, 4, 1 / 64),
+    (8, 9): SMLimits(1536, 24, 102_400, 1024, 65_536, 4, 1 / 64),
+    (9, 0): SMLimits(2048, 32, 233_472, 1024, 65_536, 4, 1 / 2),
+    (10, 0): SMLimits(2048, 32, 233_472, 1024, 65_536, 4, 1 / 2),
+    (10, 3): SMLimits(2048, 32, 233_472, 1024, 65_536, 4, None),
+    (12, 0): SMLimits(1536, 32, 102_400, 1024, 65_536, 4, 1 / 64),
 }
 """Compute capability -> SM limits: the architectures gpulab compiles for."""
 

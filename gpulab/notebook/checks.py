@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .. import registry
@@ -14,6 +16,7 @@ from ..display.table import Table, format_seconds
 from ..host import compare, float64_reference
 from ..host.run import WIDER
 from ..kernel import Kernel
+from ..options import BuildOptions
 from ..primitives import call
 from ..runtime.arrays import to_host
 from ..types import element_type
@@ -31,9 +34,10 @@ def _preview(values) -> str:
     return f"{text} ({array.size:,} items)"
 
 
-def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=None, exclusive: bool = False,
-              seed: int = 0, **arguments) -> Table:
-    """Run ``primitive(kernel)`` on ``n`` random items on ``device`` and check it against the host backend.
+def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=None,
+              options: BuildOptions = BuildOptions(), seed: int = 0, **arguments) -> Table:
+    """Run ``primitive(kernel)`` built with ``options`` on ``n`` random items on ``device`` and check it against
+    the host backend (``arguments``: the primitive's own call arguments, such as ``bins=``).
 
     ``arguments`` are the primitive's own (``bins=`` for a histogram).
 
@@ -44,7 +48,6 @@ def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=No
         (exactly, or by how much they differ).
     """
     record = registry.primitive(primitive)
-    own_options = record.own_options(exclusive=exclusive, **arguments)
     require_memory(kernel, primitive, n, device)
     inputs = random_inputs(kernel, primitive, n, np.random.default_rng(seed))
     initial = default_initial(primitive, kernel, initial)
@@ -54,8 +57,8 @@ def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=No
 
         with cupy.cuda.Device(device.ordinal):
             on_device = [cupy.asarray(x) for x in inputs]
-    got = call(primitive, kernel, on_device, initial=initial, device=device.name, **own_options)
-    want = call(primitive, kernel, inputs, initial=initial, device="host", **own_options)
+    got = call(primitive, kernel, on_device, initial=initial, device=device.name, options=options, **arguments)
+    want = call(primitive, kernel, inputs, initial=initial, device="host", options=options, **arguments)
     rows, runs = [], None
     if record.keyed:  # (the runs' keys, their folds): the same runs first, then their folds
         (run_keys, got), (host_keys, want) = (to_host(got[0]), got[1]), want
@@ -64,7 +67,8 @@ def run_check(kernel: Kernel, primitive: str, n: int, device: Device, initial=No
     got, want = to_host(got), np.asarray(want)
     reference = None
     if want.dtype.name in WIDER:
-        reference = float64_reference(primitive, kernel, *record.call_arguments(inputs, initial), **own_options)
+        reference = float64_reference(primitive, kernel, *record.call_arguments(inputs, initial),
+                                      **options.host_options(record), **arguments)
         reference = reference[1] if record.keyed else reference
     check = runs if runs is not None and not runs.exact else compare(got, want, element_type(want.dtype), reference)
     rows += [["result", _preview(got), _preview(want)], ["check", _verdict(check), ""]]
@@ -119,14 +123,14 @@ def _spills(resources) -> str:
     return f"{resources.spill_stores} / {resources.spill_loads}"
 
 
-def compare_seconds(kernel: Kernel, primitive: str, device: Device, n: int, *, initial=None, exclusive=False,
-                    fma=True, **arguments) -> dict:
-    """Time the LTO and the PTX-linked builds on ``device`` at ``n`` items: ``{"lto": s, "ptx": s, "where": ...}``
-    (``arguments``: the primitive's own, such as ``bins=``)."""
+def compare_seconds(kernel: Kernel, primitive: str, device: Device, n: int, *, initial=None,
+                    options: BuildOptions = BuildOptions(), **arguments) -> dict:
+    """Time ``options``' build linked with LTO and linked PTX on ``device`` at ``n`` items:
+    ``{"lto": s, "ptx": s, "where": ...}`` (``arguments``: the primitive's own, such as ``bins=``)."""
     seconds = {}
     for key, lto in (("lto", True), ("ptx", False)):
-        result = bench(kernel, primitive, [n], devices=[device.name], initial=initial, exclusive=exclusive,
-                       progress=False, lto=lto, fma=fma, **arguments)
+        result = bench(kernel, primitive, [n], devices=[device.name], initial=initial, progress=False,
+                       options=replace(options, lto=lto), **arguments)
         seconds[key] = result.rows[0]["seconds"]
     seconds["where"] = f"n={n:,}, {device.name}"
     return seconds

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import registry
 from ..errors import GpulabError, KernelTimeoutError
 from ..host import time_limit
+from ..options import build_options
 from ..primitives import call
 from ..runtime.arrays import to_host
 
@@ -93,7 +95,8 @@ def check(fn, primitive: str, inputs, expected, *, initial=None, device="host", 
         them it is stopped, within one step of its loops, and the check fails
         saying so (:func:`gpulab.host.time_limit`). Ctrl-C stops it too.
     **options
-        The primitive's own options (``exclusive=True`` for scan).
+        Build options (:class:`gpulab.BuildOptions`, ``options=`` one made
+        earlier), the primitive's own among them (``exclusive=True`` for scan).
 
     Returns
     -------
@@ -105,18 +108,22 @@ def check(fn, primitive: str, inputs, expected, *, initial=None, device="host", 
     Raises
     ------
     GpulabError
-        When the model solution itself fails (an error of the exercise, not of the learner).
+        When the model solution itself fails, or an option is unknown or of the wrong kind (an error of the
+        exercise, not of the learner).
     """
+    record = registry.primitive(primitive)
+    arguments, given = record.own_arguments(options)
+    built = build_options(record, **given)
     arrays = (inputs,) if isinstance(inputs, np.ndarray) else tuple(inputs)
     typed = callable(expected)  # a model solution's result has the types the exercise asks for
     if typed:
-        want = to_host(call(primitive, expected, arrays, initial=initial, device="host", **options))
+        want = to_host(call(primitive, expected, arrays, initial=initial, device="host", options=built, **arguments))
     else:
         want = np.asarray(expected)
     name = getattr(fn, "__name__", type(fn).__name__)
     try:
         with time_limit(timeout):
-            got = to_host(call(primitive, fn, arrays, initial=initial, device=device, **options))
+            got = to_host(call(primitive, fn, arrays, initial=initial, device=device, options=built, **arguments))
     except KernelTimeoutError as exc:
         return Checked(False, f"{primitive}({name}) did not finish: {exc}", expected=np.ravel(want))
     except GpulabError as exc:

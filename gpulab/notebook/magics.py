@@ -20,7 +20,7 @@ from numba.core.errors import NumbaError
 from .. import cache, registry
 from ..bench import item_count
 from ..compiler.bundle import PANES
-from ..compiler.target import parse_target
+from ..compiler.target import Target, parse_target
 from ..device import current_device, use
 from ..device import device as find_device
 from ..display.errors import format_error
@@ -64,11 +64,16 @@ def _range(text: str) -> tuple:
     return low, high
 
 
-def _diff_target(text: str) -> str:
-    try:
-        return parse_target(text).arch
-    except TargetError as exc:
-        raise UsageError(f"--diff-target: {exc}") from None
+def _target(option: str):
+    """A parser of ``option``'s value: the :class:`~gpulab.compiler.target.Target` it names, parsed once, here."""
+
+    def parse(text: str) -> Target:
+        try:
+            return parse_target(text)
+        except TargetError as exc:
+            raise UsageError(f"{option}: {exc}") from None
+
+    return parse
 
 
 def _function_name(tree: ast.Module, name: str | None) -> str:
@@ -133,7 +138,8 @@ class GpulabMagics(Magics):
     @argument("primitive", help=f"what to wrap the function in: {', '.join(registry.PRIMITIVES)}")
     @argument("--name", help="the function to use (default: the last one the cell defines)")
     @argument("--types", help='parameter types when the function has no annotations, e.g. "f32,f32"')
-    @argument("--target", help="compute capability to compile for, e.g. sm_90 (default: the current GPU)")
+    @argument("--target", type=_target("--target"), metavar="TARGET",
+              help="compute capability to compile for, e.g. sm_90 (default: the current GPU)")
     @argument("--device", help="where --run, --bench and --compare run: host or cuda:N (default: the current one)")
     @argument("--lto", dest="lto", action="store_const", const=True, default=None,
               help="link with LTO, the operator inlined (the default)")
@@ -155,7 +161,7 @@ class GpulabMagics(Magics):
                    "GPU, time at 2^24 items (or --run's N if larger)")
     @argument("--diff", choices=("fma", "lto"),
               help="also build with that option flipped and show the two SASS listings aligned (gpulab.diff)")
-    @argument("--diff-target", type=_diff_target, metavar="TARGET",
+    @argument("--diff-target", type=_target("--diff-target"), metavar="TARGET",
               help="also build for TARGET (e.g. sm_80) and show the two SASS listings aligned (gpulab.diff)")
     @argument("--run", type=_count, metavar="N", help="run on N random items and check against the host backend")
     @argument("--bench", type=_sizes, metavar="SIZES",
@@ -210,8 +216,11 @@ class GpulabMagics(Magics):
         defaults = session.defaults
         panes = _panes(args.show) if args.show else defaults.show
         record = _primitive(args.primitive)
-        if args.exclusive and "exclusive" not in record.options:
-            raise UsageError(f"--exclusive is not an option of {record.name}")
+        try:
+            options = defaults.cell_options(record, lto=args.lto, fma=args.fma, boundscheck=args.boundscheck,
+                                            exclusive=args.exclusive)
+        except ArgumentError as exc:
+            raise UsageError(str(exc)) from None
         arguments = {name: value for name, value in (("bins", args.bins), ("range", args.range)) if value is not None}
         for name in arguments:
             if name not in record.call_options:
@@ -225,13 +234,10 @@ class GpulabMagics(Magics):
         try:
             kernel = _kernel(self._lookup(_function_name(tree, args.name)), args.types)
             device = find_device(args.device) if args.device else current_device()
-            options = {"lto": defaults.lto if args.lto is None else args.lto,
-                       "fma": defaults.fma if args.fma is None else args.fma, "exclusive": args.exclusive,
-                       "boundscheck": args.boundscheck, **arguments}
             diff = ({"target": args.diff_target} if args.diff_target
-                    else {args.diff: not options[args.diff]} if args.diff else None)
+                    else {args.diff: not getattr(options, args.diff)} if args.diff else None)
             result = run_cell(kernel, args.primitive, target=session.target_for(args.target, device), device=device,
-                              options=options, panes=panes, compare=args.compare, run=args.run,
+                              options=options, arguments=arguments, panes=panes, compare=args.compare, run=args.run,
                               bench_sizes=args.bench, initial=initial, diff=diff,
                               show=(lambda part: None) if args.output else display)
         except (GpulabError, NumbaError) as exc:  # raised, so Run All stops here; shown as the short message

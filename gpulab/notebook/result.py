@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from IPython.display import display
 
-from .. import registry
 from ..bench import BenchResult, bench
 from ..compiler.analysis.diff import BuildDiff
 from ..compiler.analysis.diff import diff as build_diff
 from ..compiler.build import Build
 from ..compiler.build import compile as compile_build
 from ..compiler.bundle import PANES, bundle_of
+from ..compiler.target import Target
 from ..device import Device
 from ..display.table import Table
 from ..display.view import BuildView
 from ..kernel import Kernel
+from ..options import BuildOptions
 from .checks import COMPARE_SIZE, compare_seconds, compare_table, run_check
 
 
@@ -70,8 +71,9 @@ class KernelResult:
         return "\n\n".join(repr(part) for part in self.parts())
 
 
-def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options: dict, panes=PANES,
-             compare: bool = False, run: int | None = None, bench_sizes=None, initial=None, diff: dict | None = None,
+def run_cell(kernel: Kernel, primitive: str, *, target: Target, device: Device, options: BuildOptions,
+             arguments: dict | None = None, panes=PANES, compare: bool = False, run: int | None = None,
+             bench_sizes=None, initial=None, diff: dict | None = None,
              show: Callable[[object], None] = lambda part: None) -> KernelResult:
     """Build ``primitive(kernel)``, and compare, run and time it as a cell asks; ``show`` each part when it is ready.
 
@@ -81,13 +83,14 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
         The cell's function.
     primitive : str
         What to wrap it in.
-    target : target spec
+    target : Target
         What to compile for.
     device : Device
         Where ``run`` and ``bench_sizes`` run.
-    options : dict
-        Build options: ``lto``, ``fma``, ``exclusive``, ``boundscheck`` (the check run always checks); and
-        the primitive's own arguments (``bins``, ``range``, ``descending``), which its runs take.
+    options : BuildOptions
+        The cell's build options; every build, run and timing uses them (the run check checks bounds always).
+    arguments : dict, optional
+        The primitive's own call arguments (``bins``, ``range`` of a histogram), which its runs take.
     panes : sequence of str
         The panes the view shows.
     compare : bool
@@ -99,36 +102,34 @@ def run_cell(kernel: Kernel, primitive: str, *, target, device: Device, options:
     initial : optional
         The reduce or scan initial value.
     diff : dict, optional
-        Build options (``target``, ``lto``, ``fma``) that differ in a second build, whose SASS is
-        aligned with this one's (:func:`gpulab.diff`).
+        What differs in a second build, whose SASS is aligned with this one's (:func:`gpulab.diff`):
+        ``target`` (a Target) or build options by name (``lto``, ``fma``).
     show : callable
         Called with each part as soon as it is made (``display`` shows them as they come).
     """
-    record = registry.primitive(primitive)
-    arguments = {name: options[name] for name in record.call_options if name in options}
-    options = record.build_options(**options)
-    result = KernelResult(compile_build(primitive, kernel, target=target, **options), panes=tuple(panes))
-    exclusive = options.get("exclusive", False)
+    result = KernelResult(compile_build(primitive, kernel, target=target, options=options), panes=tuple(panes))
+    arguments = arguments or {}
     if compare:
-        result.compare = compile_build(primitive, kernel, target=target, **{**options, "lto": not options["lto"]})
+        result.compare = compile_build(primitive, kernel, target=target, options=options, lto=not options.lto)
         seconds = None
         if device.is_gpu:
             seconds = compare_seconds(kernel, primitive, device, max(run or 0, COMPARE_SIZE), initial=initial,
-                                      exclusive=exclusive, fma=options["fma"], **arguments)
+                                      options=options, **arguments)
         result.compare_table = compare_table(result.build, result.compare, seconds)
         show(result.compare_table)
     show(result.view())
     if diff:
-        other = {"target": target, **options, **diff}
-        result.diff = build_diff(result.build, compile_build(primitive, kernel, **other))
+        changed = {name: value for name, value in diff.items() if name != "target"}
+        other = compile_build(primitive, kernel, target=diff.get("target", target), options=options, **changed)
+        result.diff = build_diff(result.build, other)
         show(result.diff)
     if run:
-        result.run_check = run_check(kernel, primitive, run, device, initial, exclusive, **arguments)
+        result.run_check = run_check(kernel, primitive, run, device, initial, replace(options, boundscheck=True),
+                                     **arguments)
         show(result.run_check)
     if bench_sizes:
         names = ["host"] if not device.is_gpu else ["host", device.name]
-        result.bench = bench(kernel, primitive, bench_sizes, devices=names, initial=initial, exclusive=exclusive,
-                             lto=options["lto"], fma=options["fma"], boundscheck=options.get("boundscheck", True),
+        result.bench = bench(kernel, primitive, bench_sizes, devices=names, initial=initial, options=options,
                              **arguments)
         show(result.bench)
         show(result.bench.plot())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 
 from IPython.display import display
 
@@ -12,9 +12,14 @@ from ..compiler.target import DEFAULT_CC, Target, parse_target, require_buildabl
 from ..device import Device, current_device, devices
 from ..display.table import Table
 from ..errors import ToolkitNotFoundError
+from ..options import BuildOptions, build_options
 
 DEFAULT_TARGET = Target(*DEFAULT_CC).arch
 _said_default_target = False
+
+
+SESSION_OPTIONS = ("lto", "fma")
+"""The build options ``%gpulab defaults`` sets (and its table shows)."""
 
 
 @dataclass
@@ -23,59 +28,60 @@ class SessionDefaults:
 
     Attributes
     ----------
-    target : str or None
+    target : Target or None
         Compile target; ``None`` means the current GPU (``sm_90`` without one).
-    lto : bool
-        Link with LTO (the operator inlined) or link PTX (a ``CALL``).
-    fma : bool
-        Contract ``a * b + c`` into FMA instructions.
+    options : BuildOptions
+        Build options (``lto``, ``fma``) where a cell names none.
     show : tuple of str
         Which panes, in order.
     """
 
-    target: str | None = None
-    lto: bool = True
-    fma: bool = True
+    target: Target | None = None
+    options: BuildOptions = field(default_factory=BuildOptions)
     show: tuple[str, ...] = PANES
 
     def table(self) -> Table:
         """The defaults as a table."""
-        target = self.target or f"current GPU ({DEFAULT_TARGET} without one)"
-        rows = [["target", target], ["lto", self.lto], ["fma", self.fma], ["show", ",".join(self.show)]]
+        target = self.target.arch if self.target else f"current GPU ({DEFAULT_TARGET} without one)"
+        rows = [["target", target], *([name, getattr(self.options, name)] for name in SESSION_OPTIONS),
+                ["show", ",".join(self.show)]]
         return Table(["option", "value"], rows, "%%gpukernel session defaults")
 
-    def update(self, *, reset=False, target=None, lto=None, fma=None, show=None) -> None:
-        """Set the options given (``target="auto"`` means the current GPU); ``reset`` first restores the built-in ones."""
+    def update(self, *, reset=False, target=None, show=None, **given) -> None:
+        """Set the options given (``target="auto"`` means the current GPU; a build option of ``None`` is not
+        given); ``reset`` first restores the built-in ones."""
         if reset:
-            for option in fields(SessionDefaults):
-                setattr(self, option.name, option.default)
+            self.__init__()
         if target is not None:
-            automatic = target.lower() in ("auto", "none")
-            self.target = None if automatic else require_buildable(parse_target(target)).arch
-        if lto is not None:
-            self.lto = lto
-        if fma is not None:
-            self.fma = fma
+            automatic = isinstance(target, str) and target.lower() in ("auto", "none")
+            self.target = None if automatic else require_buildable(parse_target(target))
+        self.options = self.cell_options(**given)
         if show is not None:
             self.show = tuple(show)
+
+    def cell_options(self, primitive=None, **given) -> BuildOptions:
+        """The build options of a cell of ``primitive`` (a registry record): the session's, with the options the
+        cell gives (those not ``None``) changed."""
+        return build_options(primitive, self.options, **{name: value for name, value in given.items()
+                                                         if value is not None})
 
 
 defaults = SessionDefaults()
 
 
-def target_for(explicit: str | None, device: Device):
+def target_for(explicit: Target | None, device: Device) -> Target:
     """The target of a cell's build: explicit, the session's, the device's, the first GPU's, else sm_90 (said once)."""
     global _said_default_target
     if explicit or defaults.target:
         return explicit or defaults.target
     gpu = device if device.is_gpu else next((d for d in devices() if d.is_gpu), None)
     if gpu is not None:
-        return gpu.compute_capability
+        return parse_target(gpu.compute_capability)
     if not _said_default_target:
         _said_default_target = True
         note(f"gpulab: no GPU here, so compiling for {DEFAULT_TARGET} "
              "(choose with --target, or %gpulab defaults --target)")
-    return DEFAULT_TARGET
+    return Target(*DEFAULT_CC)
 
 
 def note(message: str) -> None:

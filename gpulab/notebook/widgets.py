@@ -17,7 +17,8 @@ from IPython.display import display
 
 from .. import registry
 from ..bench import bench
-from ..device import current, current_device, devices, use
+from ..compiler.target import Target
+from ..device import current_device, devices, use
 from ..display.errors import format_error
 from ..errors import GpulabError
 from ..kernel import as_kernel
@@ -29,9 +30,9 @@ WIDGETS_NOTE = "widgets need JupyterLab, Notebook 7 or VS Code with ipywidgets"
 ELEMENT_TYPES = ("float32", "float64", "int32", "int64", "uint32", "float16", "int8", "bool")
 
 
-def aot_targets() -> list[str]:
+def aot_targets() -> list[Target]:
     """Every architecture gpulab knows that the installed NVRTC and nvJitLink build for (``sm_75`` ... ``sm_120``)."""
-    return [t.arch for t in compile_targets()]
+    return compile_targets()
 
 
 class _Fallback:
@@ -53,33 +54,31 @@ class DevicePicker(_Fallback, ipywidgets.Dropdown):
 
     The options are ``host``, every ``cuda:N`` (name, compute capability,
     memory), and the AOT targets of :func:`aot_targets`. Choosing a device
-    calls ``gpulab.use(name)`` and lets ``%%gpukernel`` compile for it;
+    calls ``gpulab.use(device)`` and lets ``%%gpukernel`` compile for it;
     choosing a target makes it ``%%gpukernel``'s default compile target.
-    ``value`` (a traitlet) holds the chosen name.
+    ``value`` (a traitlet) holds the chosen :class:`~gpulab.device.Device`
+    or :class:`~gpulab.compiler.target.Target`.
     """
 
     def __init__(self, **kwargs):
-        options = [(_device_label(d), d.name) for d in devices()]
-        options += [(f"{arch}: compile only (ahead of time)", arch) for arch in aot_targets()]
-        names = [name for _, name in options]
-        value = defaults.target if defaults.target in names else current()
+        options = [(_device_label(d), d) for d in devices()]
+        options += [(f"{target.arch}: compile only (ahead of time)", target) for target in aot_targets()]
+        value = defaults.target if defaults.target in aot_targets() else current_device()
         kwargs.setdefault("description", "gpulab")
         kwargs.setdefault("layout", ipywidgets.Layout(width="max-content"))
         super().__init__(options=options, value=value, **kwargs)
 
     @traitlets.observe("value")
     def _choose(self, change) -> None:
-        name = change["new"]
-        if name is None:
-            return
-        if name.startswith("sm_"):
-            defaults.target = name
-        else:
-            use(name)
+        chosen = change["new"]
+        if isinstance(chosen, Target):
+            defaults.target = chosen
+        elif chosen is not None:
+            use(chosen.name)
             defaults.target = None
 
     def _summary(self) -> str:
-        return f"DevicePicker: {self.value}"
+        return f"DevicePicker: {getattr(self.value, 'name', self.value)}"
 
 
 def _device_label(device) -> str:
@@ -90,7 +89,8 @@ def _device_label(device) -> str:
 
 
 class LabPanel(_Fallback, ipywidgets.VBox):
-    """Benchmark one function from a panel: primitive, element type, sizes, backends, Run.
+    """Benchmark one function from a panel: primitive, element type, sizes, backends, Run (built with the
+    session's default options, ``%gpulab defaults``).
 
     Parameters
     ----------
@@ -169,7 +169,8 @@ class LabPanel(_Fallback, ipywidgets.VBox):
             try:
                 self.result = bench(self.kernel, self.primitive.value, self.chosen_sizes(),
                                     devices=self.chosen_devices(),
-                                    dtype=None if self.kernel.declared else self.dtype.value)
+                                    dtype=None if self.kernel.declared else self.dtype.value,
+                                    options=defaults.options)
             except GpulabError as exc:
                 print(format_error(exc), file=sys.stderr)
                 return None

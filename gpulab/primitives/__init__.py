@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import host
 from ..iota import Iota
 from ..mapped import Mapped
+from ..options import BuildOptions, build_options
 from ..registry import PRIMITIVES
 from ..types import element_type
 from .dispatch import call, check_host_inputs, gpu_device, host_copies, make_plan, plan_for, resolve_device
@@ -27,7 +28,8 @@ __all__ = ["map", "reduce", "scan", "filter", "make_map", "make_reduce", "make_s
            "make_unique_by_key", "histogram", "make_histogram"]
 
 
-def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **options):  # noqa: A001
+def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, options: BuildOptions | None = None,  # noqa: A001
+        **given):
     """``[fn(*t) for t in zip(*xs)]``: 1 to 3 inputs of equal length (arrays, :func:`gpulab.iota` or
     :func:`gpulab.mapped`).
 
@@ -45,60 +47,73 @@ def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, **opt
         A ``__cuda_stream__`` object or CuPy stream (default: CuPy's current stream).
     verify : bool
         Also run the host reference and compare.
-    **options
-        Build options: ``lto``, ``fma``, ``boundscheck`` (check every read of a
-        captured array against its shape, default True).
+    options : BuildOptions, optional
+        Build options made earlier; those ``given`` by name change them.
+    **given
+        Build options (:class:`gpulab.BuildOptions`): ``lto``, ``fma``,
+        ``boundscheck`` (check every read of a captured array against its
+        shape, default True), ``lineinfo``, ``index_bits``, ``frontend``. An
+        unknown one, or a value of the wrong kind, is an error on the host too.
     """
+    options = build_options(PRIMITIVES["map"], options, **given)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs(xs)
         return host.host_map(fn, *xs, out=out)
-    plan = plan_for(PRIMITIVES["map"], fn, xs, target, **options)
+    plan = plan_for(PRIMITIVES["map"], fn, xs, target, options)
     result = plan(*xs, out=out, stream=stream)
     if verify:
         check_with_host(result, host.host_map(fn, *host_copies(xs)))
     return result
 
 
-def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool = False, **options):
+def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool = False,
+           options: BuildOptions | None = None, **given):
     """``functools.reduce(fn, xs, initial)``, left to right; a 0-d array.
 
     ``fn`` need only be associative: the device keeps the items' order. Float
     results may differ from the host's in rounding (the order of a tree); integer
-    ones are identical.
+    ones are identical. Build options as for :func:`map`.
     """
+    options = build_options(PRIMITIVES["reduce"], options, **given)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
         return host.host_reduce(fn, xs, initial, out=out)
-    plan = plan_for(PRIMITIVES["reduce"], fn, [xs], target, **options)
+    plan = plan_for(PRIMITIVES["reduce"], fn, [xs], target, options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
         check_with_host(result, host.host_reduce(fn, *host_copies([xs]), initial))
     return result
 
 
-def scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, device=None, stream=None,
-         verify: bool = False, **options):
-    """Prefix folds: item i folds ``initial`` and ``xs[0..i]`` (``exclusive``: through ``xs[i-1]``)."""
+def scan(fn, xs, initial=None, exclusive: bool | None = None, *, out=None, device=None, stream=None,
+         verify: bool = False, options: BuildOptions | None = None, **given):
+    """Prefix folds: item i folds ``initial`` and ``xs[0..i]`` (``exclusive``, default False: through
+    ``xs[i-1]``). Build options as for :func:`map`."""
+    options = build_options(PRIMITIVES["scan"], options, **given,
+                            **({} if exclusive is None else {"exclusive": exclusive}))
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
-        return host.host_scan(fn, xs, initial, exclusive=exclusive, out=out)
-    plan = plan_for(PRIMITIVES["scan"], fn, [xs], target, exclusive=bool(exclusive), **options)
+        return host.host_scan(fn, xs, initial, exclusive=options.exclusive, out=out)
+    plan = plan_for(PRIMITIVES["scan"], fn, [xs], target, options)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
-        check_with_host(result, host.host_scan(fn, *host_copies([xs]), initial, exclusive=exclusive))
+        check_with_host(result, host.host_scan(fn, *host_copies([xs]), initial, exclusive=options.exclusive))
     return result
 
 
-def filter(fn, xs, *, device=None, stream=None, verify: bool = False, **options):  # noqa: A001
-    """``[x for x in xs if fn(x)]``, order kept. On a device this waits for the count."""
+def filter(fn, xs, *, device=None, stream=None, verify: bool = False, options: BuildOptions | None = None,  # noqa: A001
+           **given):
+    """``[x for x in xs if fn(x)]``, order kept. On a device this waits for the count. Build options as for
+    :func:`map`."""
+    options = build_options(PRIMITIVES["filter"], options, **given)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
         return host.host_filter(fn, xs)
-    plan = plan_for(PRIMITIVES["filter"], fn, [xs], target, **options)
+    plan = plan_for(PRIMITIVES["filter"], fn, [xs], target, options)
     result = plan.finish(plan(xs, stream=stream), stream=stream)
     if verify:
         check_with_host(result, host.host_filter(fn, *host_copies([xs])))
@@ -106,7 +121,7 @@ def filter(fn, xs, *, device=None, stream=None, verify: bool = False, **options)
 
 
 def histogram(fn_or_xs, *args, bins=None, range=None, out=None, device=None, stream=None,  # noqa: A002
-              verify: bool = False, **options):
+              verify: bool = False, options: BuildOptions | None = None, **given):
     """Counts per bin: ``histogram(xs, bins, range=None)`` or ``histogram(fn, xs, bins, range=None)``.
 
     Without a function, items are binned evenly over ``range`` as ``numpy.histogram(xs, bins, range)``
@@ -127,33 +142,36 @@ def histogram(fn_or_xs, *args, bins=None, range=None, out=None, device=None, str
         Bin ``fn(x)`` (or the item) evenly from ``low`` to ``high``.
     out : array, optional
         ``bins`` int64 counts to write (allocated when ``None``).
-    device, stream, verify, **options
+    device, stream, verify, options, **given
         As for :func:`map`.
     """
+    options = build_options(PRIMITIVES["histogram"], options, **given)
     fn, xs, bins, range = _histogram_arguments(fn_or_xs, args, bins, range)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
         return host.host_histogram(fn, xs, bins, range, out=out)
     fn, range = _default_key(fn, xs, range)
-    plan = plan_for(PRIMITIVES["histogram"], fn, [xs], target, bins=bins, range=range, **options)
+    plan = plan_for(PRIMITIVES["histogram"], fn, [xs], target, options, bins=bins, range=range)
     result = plan(xs, out=out, stream=stream)
     if verify:
         check_with_host(result, host.host_histogram(fn, *host_copies([xs]), bins, range))
     return result
 
 
-def make_histogram(fn_or_example, *args, bins=None, range=None, device=None, **options) -> HistogramPlan:  # noqa: A002
+def make_histogram(fn_or_example, *args, bins=None, range=None, device=None,  # noqa: A002
+                   options: BuildOptions | None = None, **given) -> HistogramPlan:
     """A reusable histogram for items like ``example`` (``make_histogram([fn,] example, bins, range=None)``);
     ``plan(xs, out=None)`` gives the counts. Without a function a range is required (it is not taken from
     the items at each call)."""
+    options = build_options(PRIMITIVES["histogram"], options, **given)
     fn, example, bins, range = _histogram_arguments(fn_or_example, args, bins, range)
     if fn is None and range is None:
         from ..errors import ArgumentError
 
         raise ArgumentError("make_histogram without a function bins items evenly: give range=(low, high)")
     fn, range = _default_key(fn, example, range)
-    return make_plan(PRIMITIVES["histogram"], fn, [example], gpu_device(device), bins=bins, range=range, **options)
+    return make_plan(PRIMITIVES["histogram"], fn, [example], gpu_device(device), options, bins=bins, range=range)
 
 
 def _histogram_arguments(first, args, bins, range):  # noqa: A002
@@ -198,23 +216,30 @@ def _default_key(fn, xs, range):  # noqa: A002
     return item_kernel(element), range
 
 
-def make_map(fn, *examples, device=None, **options) -> MapPlan:
-    """A reusable map for inputs like ``examples`` (arrays, dtypes or iota): build once, call many times."""
-    return make_plan(PRIMITIVES["map"], fn, examples, gpu_device(device), **options)
+def make_map(fn, *examples, device=None, options: BuildOptions | None = None, **given) -> MapPlan:
+    """A reusable map for inputs like ``examples`` (arrays, dtypes or iota): build once, call many times.
+    Build options as for :func:`map`."""
+    return _make("map", fn, examples, device, options, given)
 
 
-def make_reduce(fn, example, *, device=None, **options) -> ReducePlan:
+def make_reduce(fn, example, *, device=None, options: BuildOptions | None = None, **given) -> ReducePlan:
     """A reusable reduce for inputs like ``example``; ``temp_storage_bytes(n)`` then ``plan(xs, initial)``."""
-    return make_plan(PRIMITIVES["reduce"], fn, [example], gpu_device(device), **options)
+    return _make("reduce", fn, [example], device, options, given)
 
 
-def make_scan(fn, example, *, exclusive: bool = False, device=None, **options) -> ScanPlan:
-    """A reusable scan for inputs like ``example``."""
-    return make_plan(PRIMITIVES["scan"], fn, [example], gpu_device(device), exclusive=exclusive, **options)
+def make_scan(fn, example, *, device=None, options: BuildOptions | None = None, **given) -> ScanPlan:
+    """A reusable scan for inputs like ``example`` (``exclusive=True``: an exclusive one)."""
+    return _make("scan", fn, [example], device, options, given)
 
 
-def make_filter(fn, example, *, device=None, **options) -> FilterPlan:
+def make_filter(fn, example, *, device=None, options: BuildOptions | None = None, **given) -> FilterPlan:
     """A reusable filter for inputs like ``example``; a call returns ``(out, kept)``, both on the device."""
-    return make_plan(PRIMITIVES["filter"], fn, [example], gpu_device(device), **options)
+    return _make("filter", fn, [example], device, options, given)
+
+
+def _make(primitive: str, fn, examples, device, options: BuildOptions | None, given: dict):
+    record = PRIMITIVES[primitive]
+    options = build_options(record, options, **given)
+    return make_plan(record, fn, examples, gpu_device(device), options)
 
 

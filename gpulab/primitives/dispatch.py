@@ -8,6 +8,7 @@ a backend started is an error, never a fallback.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -15,10 +16,12 @@ from .. import registry
 from ..conversion import refuse_iota, wrong_dtype
 from ..device import Device, current_device, devices, say_no_gpu
 from ..device import device as find_device
-from ..errors import DeviceError, HostArrayError, KernelTypeError, VerificationError, VerificationWarning
+from ..errors import (ArgumentError, DeviceError, HostArrayError, KernelTypeError, VerificationError,
+                      VerificationWarning)
 from ..iota import Iota
 from ..kernel import Kernel, as_kernel, references_unchanged
 from ..lru import LRU
+from ..options import BuildOptions, build_options
 from ..mapped import Mapped, kind_of, leaves
 from ..registry import Primitive
 from ..runtime.arrays import device_array, is_device_array, to_host
@@ -80,23 +83,32 @@ def _example(x):
     return np.empty(0, x)
 
 
-def make_plan(record: Primitive, fn, arrays, device: Device, **options):
-    """A new device plan of ``record`` for ``fn`` and arrays like ``arrays`` (what ``make_*`` return)."""
+def make_plan(record: Primitive, fn, arrays, device: Device, options: BuildOptions = BuildOptions(), **arguments):
+    """A new device plan of ``record`` for ``fn`` and arrays like ``arrays`` (what ``make_*`` return), built with
+    ``options``; ``arguments`` are the primitive's own call arguments (``bins=`` of a histogram).
+
+    Raises
+    ------
+    ArgumentError
+        When ``options.iota`` says otherwise than the inputs (an iota input is :func:`gpulab.iota`).
+    """
     kernel = as_kernel(fn)
     refuse_iota(record, arrays)
     types = operator_types(record, kernel, arrays)
     inputs = arrays[:record.input_count(len(types))]  # those the kernel reads as typed inputs
-    if "iota" in record.options:
-        options["iota"] = tuple(isinstance(x, Iota) for x in inputs)
-    if any(isinstance(x, Mapped) for x in inputs):
-        options["mapped"] = tuple(x.shape if isinstance(x, Mapped) else None for x in inputs)
-    if record.keyed:
-        options["keys"] = element_type(_example(arrays[0]).dtype)
-    return record.plan_class()(kernel, types, device, **options)
+    iota = tuple(isinstance(x, Iota) for x in inputs) if "iota" in record.options else ()
+    if any(options.iota) and options.iota != iota:
+        raise ArgumentError(f"iota={options.iota} does not say what the inputs are; a call's inputs say which are "
+                            "iotas (pass gpulab.iota(n) as one): leave iota= out")
+    mapped = tuple(x.shape if isinstance(x, Mapped) else None for x in inputs) if any(
+        isinstance(x, Mapped) for x in inputs) else ()
+    keys = {"keys": element_type(_example(arrays[0]).dtype)} if record.keyed else {}
+    return record.plan_class()(kernel, types, device, replace(options, iota=iota), mapped=mapped, **keys,
+                               **arguments)
 
 
-def plan_for(record: Primitive, fn, arrays, device: Device, **options):
-    """A cached plan for this function, input types, device and options (one-shot calls).
+def plan_for(record: Primitive, fn, arrays, device: Device, options: BuildOptions = BuildOptions(), **arguments):
+    """A cached plan for this function, input types, device, options and call arguments (one-shot calls).
 
     The cache's key holds the checked kernel's fingerprint (its code, constants
     and the kernels it calls), so redefining a helper it calls makes a new plan;
@@ -106,8 +118,9 @@ def plan_for(record: Primitive, fn, arrays, device: Device, **options):
     confirms that the names the function refers to still hold what they held.
     """
     try:
-        recent_key = (record.name, fn, device.name, *[Iota if type(x) is Iota else x.shape if type(x) is Mapped
-                                                      else x.dtype for x in arrays], *options.items())
+        recent_key = (record.name, fn, device.name, options, *[Iota if type(x) is Iota else x.shape
+                                                               if type(x) is Mapped else x.dtype for x in arrays],
+                      *arguments.items())
     except AttributeError:  # an input without .dtype (a bare __cuda_array_interface__ object): the slow way
         recent_key = None
     found = _RECENT.get(recent_key)
@@ -119,8 +132,8 @@ def plan_for(record: Primitive, fn, arrays, device: Device, **options):
     mapped = tuple(kind_of(x) for x in arrays)
     keys = _example(arrays[0]).dtype if record.keyed else None
     key = (record.name, kernel.pyfunc, kernel.fingerprint, kernel.declared, types, iota, mapped, keys, device.name,
-           tuple(sorted(options.items())))
-    plan = PLANS.get_or_make(key, lambda: make_plan(record, kernel, arrays, device, **options))
+           options, tuple(sorted(arguments.items())))
+    plan = PLANS.get_or_make(key, lambda: make_plan(record, kernel, arrays, device, options, **arguments))
     if recent_key is not None:
         if len(_RECENT) >= PLANS.maxsize:
             _RECENT.clear()
@@ -133,20 +146,29 @@ _RECENT: dict = {}
 in front of the LRU, so that a repeated one-shot call costs one lookup (at most ``PLANS.maxsize`` keys)."""
 
 
-def call(primitive: str, fn, arrays, *, initial=None, device=None, **options):
+def call(primitive: str, fn, arrays, *, initial=None, device=None, options: BuildOptions | None = None, **given):
     """Run ``primitive(fn)`` on ``arrays`` where ``device`` says, the host or a GPU, and return its result.
 
-    The one way the notebook's ``--run`` calls any primitive: ``initial``
-    where the primitive takes one; ``options`` are build options (``lto``,
-    ``fma``) and the primitive's own (``exclusive``), which the host takes too.
+    The one way the notebook's ``--run`` and ``gpulab.check`` call any
+    primitive: ``initial`` where the primitive takes one; ``options`` (with
+    those ``given`` by name changed) are the build's options, of which the
+    host takes those that change what a call computes (``exclusive``);
+    ``given`` may hold the primitive's own call arguments too (``bins=``).
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown option or a value of the wrong kind, on the host too.
     """
     record = registry.primitive(primitive)
+    own, given = record.own_arguments(given)
+    options = build_options(record, options, **given)
     target = resolve_device(device)
     arguments = record.call_arguments(arrays, initial)
     if not target.is_gpu:
         check_host_inputs(arrays)
-        return record.host_runner()(fn, *arguments, **record.own_options(**options))
-    plan = plan_for(record, fn, arrays, target, **options)
+        return record.host_runner()(fn, *arguments, **options.host_options(record), **own)
+    plan = plan_for(record, fn, arrays, target, options, **own)
     return plan.finish(plan(*arguments))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
+from ..options import BuildOptions
 from ..runtime.arrays import array_fields, contiguous_fields, empty, plain_output
 from ..runtime.streams import stream_handle
 from .lookback import LookBackPlan
@@ -16,8 +17,8 @@ KEPT_DTYPE = np.dtype(np.int64)  # the kept count (long long in filter.cu)
 class FilterPlan(LookBackPlan):
     """Reusable device filter (see :func:`gpulab.make_filter`)."""
 
-    def __init__(self, kernel, types, device, **options):
-        super().__init__("filter", kernel, types, device, **options)
+    def __init__(self, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=()):
+        super().__init__("filter", kernel, types, device, options, mapped)
         self.element = self.types[0]
 
     def status_value_size(self, prepared) -> int:

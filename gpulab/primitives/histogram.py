@@ -10,6 +10,7 @@ import numpy as np
 from ..compiler.codegen import SHARED_BIN_WORDS
 from ..errors import ArgumentError, LengthMismatchError
 from ..host.histogram import COUNT_DTYPE, bin_count, even_bins, require_keys
+from ..options import BuildOptions
 from ..runtime.arrays import device_array, empty
 from ..runtime.streams import stream_handle
 from . import params
@@ -73,10 +74,11 @@ def integral_bins(first, last, bins: int, edges: np.ndarray, key_dtype: np.dtype
 class HistogramPlan(DevicePlan):
     """Reusable device histogram (see :func:`gpulab.make_histogram`): ``plan(xs)`` gives the counts."""
 
-    def __init__(self, kernel, types, device, *, bins, range=None, **options):  # noqa: A002 - NumPy's name
+    def __init__(self, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=(), *, bins,
+                 range=None):  # noqa: A002 - NumPy's name
         self.bins = bin_count(bins)
         self.range = range
-        super().__init__("histogram", kernel, types, device, **options)
+        super().__init__("histogram", kernel, types, device, options, mapped)
         self._values: dict[str, tuple[BinsValue, object]] = {}  # build key -> (struct Bins, the edges it reads)
         self._values_lock = threading.Lock()
 

@@ -19,6 +19,7 @@ import functools
 import threading
 
 from ..errors import ArgumentError
+from ..options import BuildOptions
 from ..runtime.arrays import device_array
 from ..runtime.scratch import StreamScratch
 from .params import TileStatusValue
@@ -93,8 +94,8 @@ class LookBackPlan(DevicePlan):
 
     replays = False  # every launch passes a new epoch
 
-    def __init__(self, primitive: str, kernel, types, device, **options):
-        super().__init__(primitive, kernel, types, device, **options)
+    def __init__(self, primitive: str, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=()):
+        super().__init__(primitive, kernel, types, device, options, mapped)
         self._status = StatusStorage()
 
     def status_value_size(self, prepared) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LengthMismatchError
+from ..options import BuildOptions
 from ..runtime.arrays import array_fields, contiguous_fields, empty, plain_output
 from ..runtime.streams import stream_handle
 from .plan import DevicePlan, index_bits_of, on_plan_device, plain_input
@@ -15,9 +16,8 @@ INPUT_NAMES = tuple(f"in{i}" for i in range(8))  # parameter names of the inputs
 class MapPlan(DevicePlan):
     """Reusable device map (see :func:`gpulab.make_map`)."""
 
-    def __init__(self, kernel, types, device, *, iota=(), **options):
-        super().__init__("map", kernel, types, device, iota=tuple(iota), **options)
-        self.iota = tuple(iota) or (False,) * len(types)
+    def __init__(self, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=()):
+        super().__init__("map", kernel, types, device, options, mapped)
 
     def argument_order(self, build):
         return {"gpulab_map": (*INPUT_NAMES[:len(self.types)], "out", "n", "u")}

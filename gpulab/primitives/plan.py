@@ -26,6 +26,7 @@ from ..errors import DeviceError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
 from ..kernel import Kernel
 from ..mapped import Mapped, input_kinds, walk
+from ..options import BuildOptions
 from ..registry import primitive as primitive_record
 from ..runtime import bounds
 from ..runtime.arrays import INT32_MAX, array_fields, device_ordinal, plain_cupy_array, strided_array
@@ -144,20 +145,27 @@ class DevicePlan:
         Element types of its parameters.
     device : Device
         Where it runs.
-    **options
-        Build options (``iota``, ``mapped``, ``exclusive``, ``lto``, ``fma``, ``boundscheck``).
+    options : BuildOptions
+        Its builds' options (``iota`` as its inputs are; ``index_bits`` 64 makes every build 64-bit).
+    mapped : tuple
+        Per input, the :class:`~gpulab.mapped.MappedShape` it is or ``None`` (``()`` when none is mapped).
+    keys : dtype, optional
+        A keyed primitive's key type.
     """
 
-    def __init__(self, primitive: str, kernel: Kernel, types, device: Device, **options):
+    def __init__(self, primitive: str, kernel: Kernel, types, device: Device,
+                 options: BuildOptions = BuildOptions(), mapped=(), keys=None):
         self.primitive = primitive
         self.kernel = kernel
         self.types = tuple(types)
         self.device = device
         self.options = options
+        self.mapped = tuple(mapped)
+        self.keys = keys
         self._prepared: dict[object, Prepared] = {}
         self._lock = threading.Lock()
         count = primitive_record(primitive).input_count(len(self.types))
-        self.kinds = input_kinds(count, options.get("iota", ()), options.get("mapped", ()))
+        self.kinds = input_kinds(count, options.iota, self.mapped)
         """Each input's kind: ``"array"``, ``"iota"`` or the :class:`~gpulab.mapped.MappedShape` it is."""
         self._input_dtypes = tuple(t.dtype for t in self.types)
         self._labels = tuple(f"input {position}" for position in range(count))  # what errors call each input
@@ -233,7 +241,7 @@ class DevicePlan:
         start, uniforms, arrays = self._operators[path]
         fields += tuple(f for value in values[start:start + uniforms] for f in scalar_fields(value))
         if arrays:
-            checked_on = self.device if self.options.get("boundscheck", True) else None
+            checked_on = self.device if self.options.boundscheck else None
             fields += captured_fields(values[start + uniforms:start + uniforms + arrays], checked_on)
         return fields, sizes[0], extent
 
@@ -253,7 +261,9 @@ class DevicePlan:
                               f"{self.device.ordinal}):`); gpulab never copies between devices silently")
 
     def prepared(self, index_bits: int, uniform_values: tuple) -> Prepared:
-        """The build for this index width and these uniforms' (and captured arrays') types, loaded (built on first use)."""
+        """The build for this index width (see :meth:`index_bits`) and these uniforms' (and captured arrays')
+        types, loaded (built on first use)."""
+        index_bits = self.index_bits(index_bits)
         key = (index_bits, tuple(map(value_type, uniform_values))) if uniform_values else index_bits
         prepared = self._prepared.get(key)
         if prepared is None:
@@ -262,11 +272,15 @@ class DevicePlan:
                 self._prepared[key] = prepared
         return prepared
 
+    def index_bits(self, needed: int) -> int:
+        """The index width of the build a call that ``needed`` this width runs: 64 where the options ask for it."""
+        return max(needed, self.options.index_bits)
+
     def build(self, index_bits: int = 32):
         """The build for this index width and the uniforms' current types (compiled on first use, not loaded)."""
         types = None if self.kernel.declared else self.types  # declared types keep a declared result
         return build_for(make_spec(self.primitive, self.kernel, types=types, target=self.device.compute_capability,
-                                   index_bits=index_bits, **self.options))
+                                   mapped=self.mapped, keys=self.keys, options=self.options, index_bits=index_bits))
 
     @property
     def builds(self) -> tuple:

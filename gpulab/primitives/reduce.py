@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..conversion import scalar
 from ..errors import ArgumentError, LengthMismatchError
+from ..options import BuildOptions
 from ..runtime.arrays import array_fields, contiguous_fields, device_array, empty, plain_output
 from ..runtime.module import value_fields
 from ..runtime.scratch import StreamScratch
@@ -16,8 +17,8 @@ COUNTER_BYTES = 4  # an unsigned int: how many blocks of a group have finished (
 class ReducePlan(DevicePlan):
     """Reusable device reduce (see :func:`gpulab.make_reduce`)."""
 
-    def __init__(self, kernel, types, device, **options):
-        super().__init__("reduce", kernel, types, device, **options)
+    def __init__(self, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=()):
+        super().__init__("reduce", kernel, types, device, options, mapped)
         self.element = self.types[0]
         self._initial_fields = value_fields(self.element.dtype)
         self._counters = StreamScratch()  # only ever counters (each launch leaves them 0), so never re-zeroed

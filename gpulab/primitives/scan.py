@@ -6,6 +6,7 @@ import numpy as np
 
 from ..conversion import scalar
 from ..errors import KernelTypeError, LengthMismatchError
+from ..options import BuildOptions
 from ..runtime.arrays import array_fields, contiguous_fields, empty, plain_output
 from ..runtime.module import value_fields
 from ..runtime.streams import stream_handle
@@ -16,10 +17,10 @@ from .plan import index_bits_of, on_plan_device, plain_input
 class ScanPlan(LookBackPlan):
     """Reusable device scan (see :func:`gpulab.make_scan`)."""
 
-    def __init__(self, kernel, types, device, *, exclusive=False, **options):
-        super().__init__("scan", kernel, types, device, exclusive=exclusive, **options)
+    def __init__(self, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=()):
+        super().__init__("scan", kernel, types, device, options, mapped)
         self.element = self.types[0]
-        self.exclusive = exclusive
+        self.exclusive = options.exclusive
         self._initial_fields = value_fields(self.element.dtype)
         self._zero = np.zeros((), self.element.dtype)[()]
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..conversion import scalar
 from ..errors import LengthMismatchError, OffsetsError
+from ..options import BuildOptions, build_options
 from ..host.segments import check_offset_array, keep_first, offsets_problem, run_reduce_by_key, run_segmented_reduce
 from ..registry import PRIMITIVES
 from ..runtime.arrays import array_fields, device_array, empty
@@ -48,8 +49,8 @@ def runs_bytes(element: ElementType, index_bits: int) -> int:
 class SegmentedReducePlan(LookBackPlan):
     """Reusable device segmented reduce (see :func:`gpulab.make_segmented_reduce`)."""
 
-    def __init__(self, kernel, types, device, **options):
-        super().__init__("segmented_reduce", kernel, types, device, **options)
+    def __init__(self, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=()):
+        super().__init__("segmented_reduce", kernel, types, device, options, mapped)
         self.element = self.types[0]
         self._initial_fields = value_fields(self.element.dtype)
         self._bad = StreamScratch()  # zeroed; a launch that finds a bad offset leaves it set, the check clears it
@@ -141,8 +142,8 @@ class SegmentedReducePlan(LookBackPlan):
 class ReduceByKeyPlan(LookBackPlan):
     """Reusable device reduce_by_key (see :func:`gpulab.make_reduce_by_key`)."""
 
-    def __init__(self, kernel, types, device, *, keys, **options):
-        super().__init__("reduce_by_key", kernel, types, device, keys=keys, **options)
+    def __init__(self, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=(), *, keys):
+        super().__init__("reduce_by_key", kernel, types, device, options, mapped, keys)
         self.element = self.types[0]
         self.key = element_type(keys)
 
@@ -208,7 +209,7 @@ class ReduceByKeyPlan(LookBackPlan):
 
 # --- one-shot calls and reusable objects ----------------------------------------
 def segmented_reduce(fn, xs, offsets, initial, *, out=None, device=None, stream=None, verify: bool = False,
-                     check_offsets: bool = True, **options):
+                     check_offsets: bool = True, options: BuildOptions | None = None, **given):
     """One fold per segment: ``[functools.reduce(fn, xs[offsets[k]:offsets[k + 1]], initial) for k in
     range(len(offsets) - 1)]``; an empty segment gives ``initial``.
 
@@ -216,33 +217,39 @@ def segmented_reduce(fn, xs, offsets, initial, *, out=None, device=None, stream=
     ``offsets`` (int32 or int64) must not decrease and must lie within
     ``0 .. len(xs)``; they need not start at 0. On a device the call waits to
     check them unless ``check_offsets=False`` (see
-    :meth:`SegmentedReducePlan.__call__`).
+    :meth:`SegmentedReducePlan.__call__`). Build options as for :func:`gpulab.map`.
     """
+    options = build_options(PRIMITIVES["segmented_reduce"], options, **given)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs, offsets])
         return run_segmented_reduce(fn, xs, offsets, initial, out=out)
-    plan = plan_for(PRIMITIVES["segmented_reduce"], fn, [xs, offsets], target, **options)
+    plan = plan_for(PRIMITIVES["segmented_reduce"], fn, [xs, offsets], target, options)
     result = plan(xs, offsets, initial, out=out, stream=stream, check_offsets=check_offsets)
     if verify:
         hold_to_host(result, run_segmented_reduce(fn, *host_copies([xs, offsets]), initial))
     return result
 
 
-def make_segmented_reduce(fn, example, *, device=None, **options) -> SegmentedReducePlan:
+def make_segmented_reduce(fn, example, *, device=None, options: BuildOptions | None = None,
+                          **given) -> SegmentedReducePlan:
     """A reusable segmented reduce for items like ``example`` (an array, a dtype or a mapped input); then
     ``temp_storage_bytes(n)`` and ``plan(xs, offsets, initial)``, with any offsets."""
-    return make_plan(PRIMITIVES["segmented_reduce"], fn, [example], gpu_device(device), **options)
+    record = PRIMITIVES["segmented_reduce"]
+    return make_plan(record, fn, [example], gpu_device(device), build_options(record, options, **given))
 
 
-def reduce_by_key(fn, keys, values, *, device=None, stream=None, verify: bool = False, **options):
+def reduce_by_key(fn, keys, values, *, device=None, stream=None, verify: bool = False,
+                  options: BuildOptions | None = None, **given):
     """``(unique_keys, folds)``: for each run of equal consecutive keys (as ``itertools.groupby``), its key and
-    ``functools.reduce(fn, its values)``. On a device this waits for the number of runs."""
+    ``functools.reduce(fn, its values)``. On a device this waits for the number of runs. Build options as for
+    :func:`gpulab.map`."""
+    options = build_options(PRIMITIVES["reduce_by_key"], options, **given)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([keys, values])
         return run_reduce_by_key(fn, keys, values)
-    plan = plan_for(PRIMITIVES["reduce_by_key"], fn, [keys, values], target, **options)
+    plan = plan_for(PRIMITIVES["reduce_by_key"], fn, [keys, values], target, options)
     unique, folds = plan.finish(plan(keys, values, stream=stream), stream=stream)
     if verify:
         host_keys, host_folds = run_reduce_by_key(fn, *host_copies([keys, values]))
@@ -250,21 +257,27 @@ def reduce_by_key(fn, keys, values, *, device=None, stream=None, verify: bool = 
     return unique, folds
 
 
-def make_reduce_by_key(fn, keys_example, values_example, *, device=None, **options) -> ReduceByKeyPlan:
+def make_reduce_by_key(fn, keys_example, values_example, *, device=None, options: BuildOptions | None = None,
+                       **given) -> ReduceByKeyPlan:
     """A reusable reduce_by_key for keys and values like the examples (arrays, dtypes or mapped inputs); a
     call returns ``(out_keys, out, count)``, all on the device (``plan.finish`` cuts them to the runs)."""
-    return make_plan(PRIMITIVES["reduce_by_key"], fn, [keys_example, values_example], gpu_device(device), **options)
+    record = PRIMITIVES["reduce_by_key"]
+    return make_plan(record, fn, [keys_example, values_example], gpu_device(device),
+                     build_options(record, options, **given))
 
 
-def unique_by_key(keys, values, *, device=None, stream=None, verify: bool = False, **options):
+def unique_by_key(keys, values, *, device=None, stream=None, verify: bool = False,
+                  options: BuildOptions | None = None, **given):
     """``(unique_keys, first_values)``: the key and the first value of each run of equal consecutive keys
     (``reduce_by_key`` of :func:`~gpulab.host.segments.keep_first`)."""
-    return reduce_by_key(keep_first, keys, values, device=device, stream=stream, verify=verify, **options)
+    return reduce_by_key(keep_first, keys, values, device=device, stream=stream, verify=verify, options=options,
+                         **given)
 
 
-def make_unique_by_key(keys_example, values_example, *, device=None, **options) -> ReduceByKeyPlan:
+def make_unique_by_key(keys_example, values_example, *, device=None, options: BuildOptions | None = None,
+                       **given) -> ReduceByKeyPlan:
     """A reusable unique_by_key: :func:`make_reduce_by_key` of :func:`~gpulab.host.segments.keep_first`."""
-    return make_reduce_by_key(keep_first, keys_example, values_example, device=device, **options)
+    return make_reduce_by_key(keep_first, keys_example, values_example, device=device, options=options, **given)
 
 
 def _verify_runs(device_runs, host_runs) -> None:

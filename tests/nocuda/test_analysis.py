@@ -14,7 +14,7 @@ import pytest
 
 import gpulab
 from gpulab import f32, f64
-from gpulab.compiler import disasm, link, nvrtc
+from gpulab.compiler import disasm, flags, link, nvrtc
 from gpulab.compiler.artifacts import Artifact
 from gpulab.compiler.analysis import CALL_KINDS, calls, diagnostics, explain, line_costs, listing, pressure
 from gpulab.compiler.analysis.bundle import analysis_bundle
@@ -197,9 +197,10 @@ def _shuffle_kernel(target):
         if (threadIdx.x == 0) *out = v;
     }
     '''
-    ptx = nvrtc.compile_kernel(source, target, output="ptx", lineinfo=False, fma=True)
+    options = gpulab.BuildOptions(lto=False, lineinfo=False)
+    ptx = nvrtc.compile_kernel(source, flags.nvrtc(options, target), output="ptx")
     empty = Artifact("ptx", f".version 8.0\n.target {target.arch}\n.address_size 64\n".encode(), "operator")
-    cubin = link.link(ptx, empty, target, lineinfo=False, fma=True).cubin
+    cubin = link.link(ptx, empty, target, options).cubin
     return listing.parse(disasm.disassemble_with_live_registers(cubin)[0])
 
 

@@ -415,8 +415,8 @@ class DeviceArray:
                 "strides": self.strides, "version": 3}
 
 
-def _plan(fn, n, **options):
-    return dispatch.plan_for(PRIMITIVES["map"], fn, [gpulab.iota(n)], A_GPU, **options)
+def _plan(fn, n):
+    return dispatch.plan_for(PRIMITIVES["map"], fn, [gpulab.iota(n)], A_GPU)
 
 
 def test_a_device_plan_passes_a_captured_view_as_pointer_shape_and_byte_strides():

@@ -238,10 +238,10 @@ def test_typing_error_points_at_the_users_line():
 
 
 def test_nvrtc_errors_carry_the_log_and_the_line():
-    from gpulab.compiler import nvrtc
+    from gpulab.compiler import flags, nvrtc
 
     source = "__global__ void k(int* p) {\n    *p = undefined_name;\n}\n"
     with pytest.raises(NvrtcError) as info:
-        nvrtc.compile_kernel(source, gpulab.Target(9, 0), output="ltoir", lineinfo=True, fma=True)
+        nvrtc.compile_kernel(source, flags.nvrtc(gpulab.BuildOptions(), gpulab.Target(9, 0)), output="ltoir")
     assert "undefined_name" in info.value.log
     assert "kernel.cu:2: *p = undefined_name;" in info.value.log

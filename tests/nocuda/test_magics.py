@@ -2,6 +2,7 @@
 
 import re
 
+import numpy as np
 import pytest
 from IPython.core.compilerop import CachingCompiler
 from IPython.core.interactiveshell import InteractiveShell
@@ -10,10 +11,12 @@ from IPython.utils.capture import capture_output
 
 import gpulab
 from gpulab.display.view import MIME_TYPE
-from gpulab.notebook import session
+from gpulab.notebook import checks, session
 from gpulab.notebook.result import KernelResult
 from gpulab.notebook.widgets import WIDGETS_NOTE, DevicePicker, LabPanel, aot_targets, primitive_choices
 from gpulab.device import current, devices, use
+from gpulab.options import BuildOptions
+from gpulab.registry import PRIMITIVES
 
 HAS_GPU = any(d.is_gpu for d in devices())
 
@@ -203,7 +206,7 @@ def test_device_picker_sets_the_device_and_the_target():
     for target in aot_targets():
         picker.value = target
         assert session.defaults.target == target
-    picker.value = "host"
+    picker.value = gpulab.device.device("host")
     assert current() == "host" and session.defaults.target is None
     bundle = picker._repr_mimebundle_()
     assert WIDGETS_NOTE in bundle["text/plain"] and "application/vnd.jupyter.widget-view+json" in bundle
@@ -451,3 +454,75 @@ def test_gpukernel_diff_refuses_bad_values_clearly(shell, options, says):
     captured = _run_axpb(shell, options)
     assert "UsageError" in captured.stderr and says in captured.stderr, captured.stderr
     assert not captured.outputs
+
+
+# ---------------------------------------------------------------- build options travel whole
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """The options of every call the run check makes and of every bench the compare timing runs (each still runs)."""
+    seen = {"call": [], "bench": []}
+    real_call, real_bench = checks.call, checks.bench
+
+    def recording_call(*args, **kwargs):
+        seen["call"].append(kwargs["options"])
+        return real_call(*args, **kwargs)
+
+    def recording_bench(*args, **kwargs):
+        seen["bench"].append(kwargs["options"])
+        return real_bench(*args, **kwargs)
+
+    monkeypatch.setattr(checks, "call", recording_call)
+    monkeypatch.setattr(checks, "bench", recording_bench)
+    return seen
+
+
+MULTIPLY_ADD_CELL = "%%gpukernel map --target sm_90 --device host {options}\n" \
+                    "def multiply_add(x: f32, y: f32, z: f32) -> f32:\n    return x * y + z\n"
+
+
+@pytest.mark.parametrize(("flag", "option", "value"), [("--no-fma", "fma", False), ("--no-lto", "lto", False)])
+def test_run_checks_the_build_the_cell_names(shell, recorded, flag, option, value):
+    captured = run(shell, MULTIPLY_ADD_CELL.format(options=f"{flag} --run 1e3"))
+    assert "check" in "".join(o.data.get("text/plain", "") for o in captured.outputs), captured.stderr
+    assert recorded["call"] and all(getattr(options, option) is value for options in recorded["call"])
+
+
+def test_compare_timing_keeps_every_option_but_the_link(recorded):
+    checks.compare_seconds(gpulab.Kernel(add_f32), "reduce", gpulab.device.device("host"), 100, initial=np.float32(0),
+                           options=BuildOptions(boundscheck=False, fma=False))
+    assert recorded["bench"] == [BuildOptions(boundscheck=False, fma=False, lto=True),
+                                 BuildOptions(boundscheck=False, fma=False, lto=False)]
+
+
+def test_diff_and_bench_build_the_cell_options(shell, monkeypatch):
+    benched = []
+    real_bench = gpulab.notebook.result.bench
+    monkeypatch.setattr(gpulab.notebook.result, "bench", lambda *a, **k: benched.append(k["options"]) or
+                        real_bench(*a, **k))
+    with capture_output() as captured:
+        result = shell.run_cell(MULTIPLY_ADD_CELL.format(options="-o --no-fma --diff lto --bench 100"),
+                                store_history=True).result
+    assert result is not None, captured.stderr
+    assert not result.build.options.fma and result.build.options.lto
+    assert result.diff.labels == ("LTO", "PTX link")  # only the link differs: both are built without FMA
+    assert benched == [BuildOptions(fma=False)]
+
+
+def test_the_device_picker_and_the_cell_options_make_one_build(shell):
+    picker = DevicePicker()
+    (sm_80,) = [target for _, target in picker.options if target == gpulab.Target(8, 0)]
+    picker.value = sm_80
+    captured = run(shell, "%%gpukernel reduce --no-fma --no-lto\ndef add(a: f32, b: f32) -> f32:\n    return a + b\n")
+    (data,) = [o.data[MIME_TYPE] for o in captured.outputs if MIME_TYPE in o.data]
+    assert data["target"] == "sm_80" and not data["lto"] and data["options"]["fma"] is False, captured.stderr
+    assert data["options"]["boundscheck"] is True
+
+
+def test_session_defaults_are_options_and_a_cell_changes_them(shell):
+    run(shell, "%gpulab defaults --no-fma --target sm_80")
+    assert session.defaults.options == BuildOptions(fma=False) and session.defaults.target == gpulab.Target(8, 0)
+    assert session.defaults.cell_options(PRIMITIVES["scan"], fma=True, exclusive=True) == BuildOptions(exclusive=True)
+    captured = run(shell, "%%gpukernel reduce --exclusive\ndef add(a: f32, b: f32) -> f32:\n    return a + b\n")
+    assert "UsageError" in captured.stderr and "exclusive is not an option of reduce" in captured.stderr

@@ -22,8 +22,10 @@ def test_without_the_debuginfo_fix_line_info_cannot_survive_lto():
     script = textwrap.dedent('''
         from numba import cuda, types
         from gpulab.compiler import link, nvrtc
+        from gpulab.compiler import flags
         from gpulab.compiler.artifacts import Artifact
         from gpulab.compiler.target import Target
+        from gpulab.options import BuildOptions
 
         def op(a, b):
             return a + b
@@ -34,9 +36,9 @@ def test_without_the_debuginfo_fix_line_info_cannot_survive_lto():
         kernel = nvrtc.compile_kernel(
             'extern "C" __device__ float op(float, float);\\n'
             'extern "C" __global__ void k(float* x) { x[0] = op(x[0], x[1]); }\\n',
-            Target(9, 0), output="ltoir", lineinfo=True, fma=True)
+            flags.nvrtc(BuildOptions(), Target(9, 0)), output="ltoir")
         try:
-            link.link(kernel, Artifact("ltoir", ltoir, "operator"), Target(9, 0), lineinfo=True, fma=True)
+            link.link(kernel, Artifact("ltoir", ltoir, "operator"), Target(9, 0), BuildOptions())
         except Exception as exc:
             print("REFUSED", exc)
         else:
@@ -65,7 +67,7 @@ def test_without_a_target_device_numba_cannot_type_nested_functions(monkeypatch)
     signature = types.float64(types.float64)
     with pytest.raises(Exception, match="(?i)cuda|device|driver"):
         cuda.compile(calls_nested, signature, device=True, cc=(9, 0), output="ptx")
-    with _numba_compat.compiling_for((9, 0), fma=True):
+    with _numba_compat.compiling_for((9, 0)):
         ptx, _ = cuda.compile(calls_nested, signature, device=True, cc=(9, 0), output="ptx")
     assert ".visible .func" in ptx or ".func" in ptx
 
@@ -80,7 +82,7 @@ def test_fma_contraction_follows_the_option():
     signature = types.float32(types.float32, types.float32, types.float32)
     contracted, _ = cuda.compile(multiply_add, signature, device=True, cc=(9, 0), output="ptx")
     assert "fma.rn.f32" in contracted  # numba's own default
-    with _numba_compat.compiling_for((9, 0), fma=False):
+    with _numba_compat.compiling_for((9, 0), {"fma": False}):
         separate, _ = cuda.compile(multiply_add, signature, device=True, cc=(9, 0), output="ptx")
     assert "fma.rn.f32" not in separate and "mul.rn.f32" in separate
 

@@ -32,7 +32,7 @@ def scaled(x):
 
 
 def plan_of(fn, dtype=np.int64, **options):
-    return dispatch.plan_for(MAP, fn, [np.empty(3, dtype)], A_GPU, **options)
+    return dispatch.plan_for(MAP, fn, [np.empty(3, dtype)], A_GPU, gpulab.BuildOptions(**options))
 
 
 def test_a_repeated_call_gets_the_same_plan():

@@ -16,7 +16,7 @@ def add(a: gpulab.i32, b: gpulab.i32) -> gpulab.i32:
 
 
 def test_a_plan_displays_its_build_before_it_ran_any():
-    plan = ScanPlan(gpulab.Kernel(add), (gpulab.element_type("i32"),) * 2, H100, exclusive=True)
+    plan = ScanPlan(gpulab.Kernel(add), (gpulab.element_type("i32"),) * 2, H100, gpulab.BuildOptions(exclusive=True))
     assert plan.builds == ()
     data, _ = InteractiveShell.instance().display_formatter.format(plan)
     bundle = data[MIME_TYPE]

@@ -26,8 +26,8 @@ from gpulab.runtime.streams import stream_handle
 class NaiveMapPlan(DevicePlan):
     """The toy's device plan: one launch of ``gpulab_naive_map``, one thread per item."""
 
-    def __init__(self, kernel, types, device, **options):
-        super().__init__("naive_map", kernel, types, device, **options)
+    def __init__(self, kernel, types, device, options, mapped=()):
+        super().__init__("naive_map", kernel, types, device, options, mapped)
 
     def argument_order(self, build):
         return {"gpulab_naive_map": ("in0", "out", "n", "u")}

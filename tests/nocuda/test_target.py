@@ -18,7 +18,7 @@ def test_the_toolchain_builds_a_subset_of_the_table():
     built = toolchain_targets()
     assert built and {t.cc for t in built} <= set(ARCHITECTURES)
     assert Target(*DEFAULT_CC) in built
-    assert aot_targets() == [t.arch for t in built]  # the picker offers what the table and toolchain allow
+    assert aot_targets() == list(built)  # the picker offers what the table and toolchain allow
     assert session.DEFAULT_TARGET == Target(*DEFAULT_CC).arch
 
 

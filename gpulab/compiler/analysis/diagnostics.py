@@ -297,7 +297,7 @@ def _register_cap(build: Build) -> int | None:
     threads, blocks = (_macro(build.source, name) for name in bounds.groups())
     if not threads or not blocks:
         return None
-    return register_cap(threads, blocks)
+    return register_cap(build.target, threads, blocks)
 
 
 def _macro(source: str, name: str) -> int | None:

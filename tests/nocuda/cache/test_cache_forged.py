@@ -207,7 +207,7 @@ FORGED_BUILDS = {
     "first line true": ("", put(True), ("python_first_line",), "python_first_line: expected int, got bool"),
     "timings in words": ("", put({"nvrtc": "fast"}), ("timings",), "timings['nvrtc']: expected float, got str"),
     "kernels a number": ("", put(7), ("kernels",), "TypeError"),
-    "an unknown option": ("", put(True), ("options", "run_as_root"), "unexpected keyword argument 'run_as_root'"),
+    "an unknown option": ("", put(True), ("options", "run_as_root"), "'run_as_root' is not a build option"),
     "an extra resource": ("", put(1), ("resources", "gpulab_map", "evil"), "unexpected keyword argument 'evil'"),
     "no kernels": ("", drop, ("kernels",), "KeyError: 'kernels'"),
     "no options": ("", drop, ("options",), "KeyError: 'options'"),

@@ -233,7 +233,7 @@ def _compiles_for_the_device(source: str, namespace: dict, types_: str):
     kernel = gpulab.Kernel(namespace["f"], types=types_)
     signature = kernel.signature()
     return frontend.compile_operator(kernel, signature.args, (), result=None, target=gpulab.Target(9, 0),
-                                     options=frontend.Options(lineinfo=False))
+                                     options=gpulab.BuildOptions(lineinfo=False))
 
 
 @pytest.mark.parametrize("module, names", [("math", MATH_FUNCTIONS), ("cmath", CMATH_FUNCTIONS),
