@@ -236,7 +236,8 @@ def make_segmented_reduce(fn, example, *, device=None, options: BuildOptions | N
     """A reusable segmented reduce for items like ``example`` (an array, a dtype or a mapped input); then
     ``temp_storage_bytes(n)`` and ``plan(xs, offsets, initial)``, with any offsets."""
     record = PRIMITIVES["segmented_reduce"]
-    return make_plan(record, fn, [example], gpu_device(device), build_options(record, options, **given))
+    options = build_options(record, options, **given)
+    return make_plan(record, fn, [example], gpu_device(device), options)
 
 
 def reduce_by_key(fn, keys, values, *, device=None, stream=None, verify: bool = False,
@@ -262,8 +263,8 @@ def make_reduce_by_key(fn, keys_example, values_example, *, device=None, options
     """A reusable reduce_by_key for keys and values like the examples (arrays, dtypes or mapped inputs); a
     call returns ``(out_keys, out, count)``, all on the device (``plan.finish`` cuts them to the runs)."""
     record = PRIMITIVES["reduce_by_key"]
-    return make_plan(record, fn, [keys_example, values_example], gpu_device(device),
-                     build_options(record, options, **given))
+    options = build_options(record, options, **given)
+    return make_plan(record, fn, [keys_example, values_example], gpu_device(device), options)
 
 
 def unique_by_key(keys, values, *, device=None, stream=None, verify: bool = False,

@@ -15,6 +15,8 @@ from gpulab.primitives import call
 from gpulab.registry import PRIMITIVES
 
 X = np.arange(8, dtype=np.float32)
+OFFSETS = np.array([0, 3, 8], dtype=np.int32)
+KEYS = np.array([1, 1, 2, 2, 2, 3, 3, 3], dtype=np.int32)
 
 
 def twice(x: gpulab.f32) -> gpulab.f32:
@@ -29,8 +31,8 @@ def positive(x: gpulab.f32) -> bool:
     return x > 0
 
 
-def multiply_add(x: gpulab.f32, y: gpulab.f32, z: gpulab.f32) -> gpulab.f32:
-    return x * y + z
+def positive_bin(x: gpulab.f32) -> gpulab.i32:
+    return gpulab.i32(x > 0)
 
 
 # Every entry point that builds, on the host and for a device: a bad option must be refused before anything runs.
@@ -51,6 +53,16 @@ ENTRY_POINTS = {
     "bench host": lambda **o: gpulab.bench(add, "reduce", [8], devices=["host"], progress=False, **o),
     "check": lambda **o: gpulab.check(add, "reduce", X, add, initial=np.float32(0), **o),
     "call": lambda **o: call("reduce", add, [X], initial=np.float32(0), device="host", **o),
+    "segmented_reduce host": lambda **o: gpulab.segmented_reduce(add, X, OFFSETS, np.float32(0), device="host", **o),
+    "make_segmented_reduce": lambda **o: gpulab.make_segmented_reduce(add, X, **o),
+    "reduce_by_key host": lambda **o: gpulab.reduce_by_key(add, KEYS, X, device="host", **o),
+    "make_reduce_by_key": lambda **o: gpulab.make_reduce_by_key(add, KEYS, X, **o),
+    "histogram host": lambda **o: gpulab.histogram(X, 4, device="host", **o),
+    "histogram device": lambda **o: gpulab.histogram(X, 4, device="cuda:0", **o),
+    "make_histogram": lambda **o: gpulab.make_histogram(X, 4, range=(0, 8), **o),
+    "call histogram": lambda **o: call("histogram", positive_bin, [X], device="host", bins=2, **o),
+    "bench histogram": lambda **o: gpulab.bench(positive_bin, "histogram", [8], devices=["host"], progress=False,
+                                                bins=2, **o),
 }
 BAD = [
     ({"boundcheck": False}, "'boundcheck' is not a build option (did you mean boundscheck?)"),
@@ -73,13 +85,13 @@ def test_a_bad_option_is_refused_on_every_entry_point(entry, given, message):
 
 @pytest.mark.parametrize("entry", [name for name in ENTRY_POINTS if "scan" not in name])
 def test_another_primitives_own_option_is_refused(entry):
-    with pytest.raises(ArgumentError, match="exclusive is not an option of (map|reduce|filter); it is an option "
-                                            "of scan"):
+    with pytest.raises(ArgumentError, match="exclusive is not an option of [a-z_]+; it is an option of scan"):
         ENTRY_POINTS[entry](exclusive=True)
 
 
 @pytest.mark.parametrize("entry", ["map host", "reduce host", "scan host", "filter host", "compile", "bench host",
-                                   "check", "call"])
+                                   "check", "call", "segmented_reduce host", "reduce_by_key host", "histogram host",
+                                   "call histogram", "bench histogram"])
 def test_good_options_run(entry):
     ENTRY_POINTS[entry](fma=False, lto=False, boundscheck=False, options=BuildOptions(lineinfo=False))
 
