@@ -311,3 +311,24 @@ def test_iota_values_give_each_runs_first_position():
     assert unique.tolist() == [4, 1, 9] and starts.tolist() == [0, 3, 5]
     build = gpulab.compile("reduce_by_key", add, types="i64,i64", iota=(False, True), target="sm_80")
     assert "Input 1: iota" in build.source and build.sass_calls == 0
+
+
+@pytest.mark.parametrize("index_bits", [32, 64])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.float64, np.complex128, PAIR,
+                                   np.dtype([("a", np.int8), ("b", np.float64), ("c", np.int16)])])
+def test_the_plans_size_tile_status_as_the_templates_lay_it_out(dtype, index_bits):
+    """A tile's status value in the look-back's words: the plan's size of it (where the status arrays split)
+    is the C++ size of the template's Piece and Runs structs, laid out from the generated text."""
+    from gpulab.compiler.codegen import generate
+    from gpulab.compiler.parameters import kernel_parameters
+    from gpulab.primitives.segmented import piece_bytes, runs_bytes
+    from gpulab.registry import PRIMITIVES
+    from gpulab.types import element_type
+
+    value, key = element_type(dtype), element_type("int32")
+    source = generate(PRIMITIVES["reduce_by_key"], "add", "sm_90", [value, value], value, [], index_bits=index_bits,
+                      keys=key)
+    probe = source.text + '\nextern "C" __global__ void probe(Piece<value_t> piece, Runs<value_t> runs) {}\n'
+    elements = {value.cxx: value, key.cxx: key, "value_t": value, "out_t": value, "key_t": key}
+    piece, runs = kernel_parameters(probe, ["probe"], elements, index_bits)["probe"]
+    assert (piece.dtype.itemsize, runs.dtype.itemsize) == (piece_bytes(value), runs_bytes(value, index_bits))
