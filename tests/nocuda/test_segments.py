@@ -321,13 +321,14 @@ def test_the_plans_size_tile_status_as_the_templates_lay_it_out(dtype, index_bit
     is the C++ size of the template's Piece and Runs structs, laid out from the generated text."""
     from gpulab.compiler.codegen import generate
     from gpulab.compiler.parameters import kernel_parameters
+    from gpulab.compiler.target import parse_target
     from gpulab.primitives.segmented import piece_bytes, runs_bytes
     from gpulab.registry import PRIMITIVES
     from gpulab.types import element_type
 
     value, key = element_type(dtype), element_type("int32")
-    source = generate(PRIMITIVES["reduce_by_key"], "add", "sm_90", [value, value], value, [], index_bits=index_bits,
-                      keys=key)
+    source = generate(PRIMITIVES["reduce_by_key"], "add", parse_target("sm_90"), [value, value], value, [],
+                      index_bits=index_bits, keys=key)
     probe = source.text + '\nextern "C" __global__ void probe(Piece<value_t> piece, Runs<value_t> runs) {}\n'
     elements = {value.cxx: value, key.cxx: key, "value_t": value, "out_t": value, "key_t": key}
     piece, runs = kernel_parameters(probe, ["probe"], elements, index_bits)["probe"]
