@@ -3,8 +3,8 @@
 Compile a typed Python function for a primitive and look at every stage
 (``gpulab.compile``), run the primitives on a GPU or the host reference
 (``gpulab.map``, ``reduce``, ``scan``, ``filter``, ``segmented_reduce``,
-``reduce_by_key``, ``histogram``), and time them
-(``gpulab.bench``); grade an exercise against the host reference
+``reduce_by_key``, ``histogram``), time them (``gpulab.bench``), measure them
+on the lines of their build (``gpulab.profile``) and grade an exercise against the host reference
 (``gpulab.check``). In a notebook, ``%load_ext gpulab`` adds ``%%gpukernel``.
 """
 
@@ -26,6 +26,7 @@ from .primitives import filter, make_filter, make_map, make_reduce, make_scan, m
 from .primitives import histogram, make_histogram
 from .primitives import (make_reduce_by_key, make_segmented_reduce, make_unique_by_key, reduce_by_key,
                          segmented_reduce, unique_by_key)
+from .profiler import profile
 from .runtime.arrays import to_device, to_host
 from .types import (
     bool_, c64, c128, complex64, complex128, element_type, f16, f32, f64, float16, float32, float64,

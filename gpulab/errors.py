@@ -206,6 +206,15 @@ class WarmError(GpulabError):
     """A notebook run to fill a shared build cache stopped at an error (the message names the cell)."""
 
 
+class ProfilerError(GpulabError):
+    """Measuring a kernel could not be done: no GPU, no Nsight Compute, no permission to read the GPU's
+    counters, or the profiler failed. The message says what is missing and what to do; IPython shows it
+    alone, without a traceback (the build's estimated view does not need the profiler)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {line}" if n == 0 else line for n, line in enumerate(str(self).splitlines())]
+
+
 USER_ERRORS = (UserCodeError, TargetError, DeviceError, LengthMismatchError, ArgumentError, UnknownNameError,
                HostArrayError, VerificationError)
 """Errors in what the user wrote or passed (not failures of gpulab's tools): their message says it all,

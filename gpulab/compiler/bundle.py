@@ -21,7 +21,7 @@ PANES = ("python", "cuda", "ptx", "sass")
 _TITLES = {"python": "Python", "cuda": "CUDA C++", "ptx": "PTX", "sass": "SASS"}
 
 
-def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dict:
+def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None, measured: dict | None = None) -> dict:
     """Return the JSON bundle of ``build`` (see ``docs/bundle.md``).
 
     Parameters
@@ -32,6 +32,8 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dic
         Which panes, in order, of ``python``, ``cuda``, ``ptx``, ``sass``.
     compare : Build, optional
         The same function linked the other way, shown behind a toggle.
+    measured : dict, optional
+        What the GPU measured on the build's lines (``Profile.measured``, docs/bundle.md "Measured").
 
     Raises
     ------
@@ -70,6 +72,8 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None) -> dic
         "analysis": analysis_bundle(build, panes),
         "compare": bundle_of(compare, panes=panes) if compare is not None else None,
     }
+    if measured is not None:
+        bundle["measured"] = measured
     bundle["header"] = header_of(bundle)
     return bundle
 
@@ -119,7 +123,9 @@ def header_of(bundle: dict) -> dict:
         (``[stage, text]`` in pipeline order, ``total`` last); ``pressure``
         (per kernel: ``kernel``, ``text``, the peak's ``key``, ``sass_line``);
         ``diagnostics`` (``kind``, ``severity``, ``key`` of its Python line,
-        ``line``: that line as its file or cell numbers it, ``message``, ``fix``).
+        ``line``: that line as its file or cell numbers it, ``message``, ``fix``);
+        with a ``measured`` section, ``measured`` (``verdict``, the ``key`` of the Python line it names or
+        null, ``kernels``: per launch ``kernel`` and ``text``), and the diagnostics are the measured ones.
     """
     stats, lto = bundle["stats"], bundle["lto"]
     chips = [
@@ -140,9 +146,17 @@ def header_of(bundle: dict) -> dict:
     timings = [[stage, _stage_time(value)] for stage, value in seconds]
     if timings:
         timings.append(["total", _stage_time(sum(value for _, value in seconds))])
-    return {"title": bundle["name"], "chips": chips, "options": _options_line(bundle["options"]),
-            "kernels": {"columns": [list(column) for column in KERNEL_COLUMNS], "rows": rows}, "timings": timings,
-            "build": _provenance(bundle["build"]), **_analysis_header(bundle)}
+    header = {"title": bundle["name"], "chips": chips, "options": _options_line(bundle["options"]),
+              "kernels": {"columns": [list(column) for column in KERNEL_COLUMNS], "rows": rows}, "timings": timings,
+              "build": _provenance(bundle["build"]), **_analysis_header(bundle)}
+    measured = bundle.get("measured")
+    if measured:
+        header["measured"] = {"verdict": measured["verdict"],
+                              "key": measured["verdict_key"],
+                              "kernels": [{"kernel": k["kernel"], "text": " · ".join(
+                                  f"{m['label']} {m['text']}" for m in k["metrics"])} for k in measured["kernels"]
+                                          if k["metrics"]]}
+    return header
 
 
 def _analysis_header(bundle: dict) -> dict:
@@ -150,9 +164,10 @@ def _analysis_header(bundle: dict) -> dict:
     analysis = bundle.get("analysis") or {}
     pressure = [{"kernel": kernel, "text": found["summary"], "key": found["peak_key"],
                  "sass_line": found["peak_sass_line"]} for kernel, found in analysis.get("pressure", {}).items()]
+    found = (bundle.get("measured") or analysis).get("diagnostics", [])
     diagnostics = [{"kind": d["kind"], "severity": d["severity"], "key": d["key"],
                     "line": f"Python line {d['python_line']}" if d["python_line"] else "template",
-                    "message": d["message"], "fix": d["fix"]} for d in analysis.get("diagnostics", [])]
+                    "message": d["message"], "fix": d["fix"]} for d in found]
     return {"pressure": pressure, "diagnostics": diagnostics}
 
 

@@ -44,12 +44,16 @@ class Parameter:
         Its C layout (a struct's fields flattened: ``layout.inner_size``).
     offset : int
         Where it starts in the kernel's parameter space.
+    pointers : tuple of int
+        Where its device pointers are, in bytes from its start (a pointer's own parameter: ``(0,)``; a struct's:
+        those of its pointer fields): what a replay of a launch elsewhere must move.
     """
 
     name: str
     cxx: str
     dtype: np.dtype
     offset: int
+    pointers: tuple[int, ...] = ()
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -62,6 +66,7 @@ class _Layout:
     dtype: np.dtype
     alignment: int
     struct: bool = False  # a struct of the source: its fields are flattened into a parameter's
+    pointers: tuple[int, ...] = ()  # byte offsets of the pointers it holds
 
 
 def kernel_parameters(source: str, kernels, elements: dict[str, ElementType], index_bits: int,
@@ -97,7 +102,7 @@ def kernel_parameters(source: str, kernels, elements: dict[str, ElementType], in
             cxx, name = declaration.rsplit(None, 1)
             layout = resolver.layout(cxx)
             offset = _aligned(offset, layout.alignment)
-            parameters.append(Parameter(name, cxx, layout.dtype, offset))
+            parameters.append(Parameter(name, cxx, layout.dtype, offset, layout.pointers))
             offset += layout.dtype.itemsize
         found[kernel] = tuple(parameters)
     return found
@@ -131,7 +136,7 @@ class _Resolver:
     def layout(self, cxx: str) -> _Layout:
         cxx = " ".join(word for word in cxx.replace("*", " * ").split() if word != "const")
         if cxx.endswith("*"):
-            return _Layout(POINTER, POINTER.alignment)
+            return _Layout(POINTER, POINTER.alignment, pointers=(0,))
         if cxx == "index_t":
             return _Layout(self.index, self.index.alignment)
         if cxx in self.elements:
@@ -147,13 +152,14 @@ class _Resolver:
 
     def _struct(self, name: str, argument: str) -> _Layout:
         parameter, body = self.structs[name]
-        names, formats, offsets, offset, alignment = [], [], [], 0, 1
+        names, formats, offsets, offset, alignment, pointers = [], [], [], 0, 1, []
         for cxx, field in _FIELD.findall(body):
             if parameter:
                 cxx = re.sub(rf"\b{parameter}\b", argument, cxx)
             layout = self.layout(cxx)
             offset = _aligned(offset, layout.alignment)
             alignment = max(alignment, layout.alignment)
+            pointers += [offset + at for at in layout.pointers]
             for inner, (inner_format, inner_offset) in _flat(layout, field):
                 names.append(inner)
                 formats.append(inner_format)
@@ -161,7 +167,7 @@ class _Resolver:
             offset += layout.dtype.itemsize
         size = _aligned(max(offset, 1), alignment)  # an empty struct takes one byte, as in C++
         dtype = np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": size})
-        return _Layout(dtype, alignment, struct=True)
+        return _Layout(dtype, alignment, struct=True, pointers=tuple(pointers))
 
 
 def _flat(layout: _Layout, name: str):

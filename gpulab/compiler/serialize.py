@@ -92,7 +92,7 @@ def encode(build: Build) -> tuple[dict, dict[str, bytes]]:
         "ptx_key_table": ptx_key_table, "kernels": list(build.kernels),
         "geometry": [build.geometry.block_threads, build.geometry.vec, build.geometry.unroll,
                      build.geometry.scan_items],
-        "parameters": {kernel: [[p.name, p.cxx, p.offset, _descr(p.dtype)] for p in parameters]
+        "parameters": {kernel: [[p.name, p.cxx, p.offset, _descr(p.dtype), list(p.pointers)] for p in parameters]
                        for kernel, parameters in build.parameters.items()},
         "timings": {k: v for k, v in build.timings.items() if k != "disasm"}, "built_at": build.built_at,
     }
@@ -113,7 +113,8 @@ def decode(meta: dict, blobs: dict[str, bytes]) -> Build:
         resources={name: Resources(**r) for name, r in meta["resources"].items()},
         ptx_keys=_key_map(meta["ptx_key_table"], blobs["ptx_keys"]), kernels=tuple(meta["kernels"]),
         geometry=Geometry(*meta["geometry"]), timings=dict(meta["timings"]),
-        parameters={kernel: tuple(Parameter(name, cxx, _dtype(descr), offset) for name, cxx, offset, descr in found)
+        parameters={kernel: tuple(Parameter(name, cxx, _dtype(descr), offset, tuple(pointers))
+                                  for name, cxx, offset, descr, pointers in found)
                     for kernel, found in meta["parameters"].items()},
         built_at=_seconds(meta.get("built_at")),
         **{name: blobs[name].decode() for name in _TEXTS},

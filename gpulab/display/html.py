@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from pygments.token import STANDARD_TYPES
 
-from gpulab.display import gutters
+from gpulab.display import gutters, measured
 from gpulab.display.layout import ALL_PANES_PX, first_hidden
 from gpulab.display.lexers import tokens_by_line
 from gpulab.display.palette import PALETTE, colour_index
@@ -207,6 +207,7 @@ def _render_pane(pane: dict, links: dict[int, list], first_lines: dict[str, int]
     elif pane_id == "sass":
         gutter, note = gutters.pressure_strip(bundle)
         empty = '<span class="gl-p"></span>' if gutter else ""
+    gutter, empty = measured.add_column(bundle, pane_id, gutter, empty)
     pane_hints = gutters.opcode_hints(bundle, pane_id) if pane_id in ("sass", "ptx") else {}
     titled: set = set()
     rows = []
@@ -320,7 +321,7 @@ def _render_header(bundle: dict, uid: str | None = None) -> str:
     toggles = _render_toggles(bundle, uid) if uid else ""
     return (f'<div class="gl-h"><div class="gl-title"><span class="gl-name">'
             f'{_esc(header.get("title", bundle.get("name", "?")))}</span>{_render_chips(header)}{opt}</div>'
-            f"{_render_stats(header)}{gutters.render_findings(header)}{toggles}</div>")
+            f"{_render_stats(header)}{measured.render_measured(bundle)}{gutters.render_findings(header)}{toggles}</div>")
 
 
 def _delta(new: Any, old: Any) -> str:
@@ -488,6 +489,7 @@ _CSS = (
 & .t-o,& .t-p{color:var(--gl-fg)} & .t-ow{color:var(--gl-kw)} & .t-err{color:inherit;border:0}
 """.replace("&", _G).replace("\n", "")
     + gutters.CSS.replace("&", _G).replace("\n", "")
+    + measured.CSS.replace("&", _G).replace("\n", "")
     # A line linked to Python line N takes colour N, its number too (drawn over the number's own background).
     + "".join(f"{_G} .gl-y{i}{{background-color:{c}}}{_G} .gl-y{i}>.gl-n{{background-image:linear-gradient({c},{c})}}"
               for i, c in enumerate(PALETTE))

@@ -24,8 +24,9 @@ def header_lines(header: dict, indent: str = "") -> list[str]:
     -------
     list of str
         The title and chips; the options; one line per kernel, each cell
-        named by its column; the stage timings; each kernel's registers
-        and occupancy; each diagnostic with its severity and fix.
+        named by its column; the stage timings; what was measured (the
+        verdict, each launch's figures); each kernel's registers and
+        occupancy; each diagnostic with its severity and fix.
     """
     chips = ", ".join(chip["text"] for chip in header.get("chips", []))
     lines = [f"{header.get('title', '?')} ({chips})"]
@@ -41,6 +42,10 @@ def header_lines(header: dict, indent: str = "") -> list[str]:
         lines.append(f"{indent}  build: {header['build']}")
     elif header.get("timings"):
         lines.append(f"{indent}  stages: " + ", ".join(f"{stage} {text}" for stage, text in header["timings"]))
+    found = header.get("measured") or {}
+    if found:
+        lines.append(f"{indent}  measured: {found.get('verdict', '')}")
+        lines += [f"{indent}  measured {k.get('kernel', '?')}: {k.get('text', '')}" for k in found.get("kernels") or []]
     for item in header.get("pressure") or []:
         lines.append(f"{indent}  registers {item.get('kernel', '?')}: {item.get('text', '')}")
     for item in header.get("diagnostics") or []:

@@ -140,7 +140,8 @@ class GpulabMagics(Magics):
     @argument("--types", help='parameter types when the function has no annotations, e.g. "f32,f32"')
     @argument("--target", type=_target("--target"), metavar="TARGET",
               help="compute capability to compile for, e.g. sm_90 (default: the current GPU)")
-    @argument("--device", help="where --run, --bench and --compare run: host or cuda:N (default: the current one)")
+    @argument("--device",
+              help="where --run, --bench, --compare and --profile run: host or cuda:N (default: the current one)")
     @argument("--lto", dest="lto", action="store_const", const=True, default=None,
               help="link with LTO, the operator inlined (the default)")
     @argument("--no-lto", dest="lto", action="store_const", const=False, help="link PTX: the operator is a CALL")
@@ -164,6 +165,9 @@ class GpulabMagics(Magics):
     @argument("--diff-target", type=_target("--diff-target"), metavar="TARGET",
               help="also build for TARGET (e.g. sm_80) and show the two SASS listings aligned (gpulab.diff)")
     @argument("--run", type=_count, metavar="N", help="run on N random items and check against the host backend")
+    @argument("--profile", type=_count, metavar="N",
+              help="measure the kernel on N random items under the GPU's profiler (Nsight Compute): stall samples "
+                   "by reason beside each Python line, the verdict in the header (docs/profiling.md)")
     @argument("--bench", type=_sizes, metavar="SIZES",
               help='time the device and the host at these sizes, e.g. "1e3,1e5,1e7", and plot')
     @argument("-o", "--output", action="store_true",
@@ -180,7 +184,8 @@ class GpulabMagics(Magics):
         a traceback; an error the cell's own code raises is shown as for
         any cell. Either stops Run All there, as an error in any cell does. The element types (``f32``, ``i32``...) come from gpulab:
         ``from gpulab import f32, i32``, in the cell or before it. Without
-        a GPU, --run and --bench run on the host.
+        a GPU, --run and --bench run on the host, and --profile says what
+        it needs under the view.
 
         Examples
         --------
@@ -211,6 +216,13 @@ class GpulabMagics(Magics):
 
             def bin_of(x: f32) -> i32:
                 return i32((x + f32(1)) * f32(8))
+
+            %%gpukernel map --profile 1e6
+            import math
+            from gpulab import f64
+
+            def heavy(x: f64) -> f64:
+                return math.exp(x * 2.0) + 1.0
         """
         args = parse_argstring(self.gpukernel, line)
         defaults = session.defaults
@@ -238,7 +250,7 @@ class GpulabMagics(Magics):
                     else {args.diff: not getattr(options, args.diff)} if args.diff else None)
             result = run_cell(kernel, args.primitive, target=session.target_for(args.target, device), device=device,
                               options=options, arguments=arguments, panes=panes, compare=args.compare, run=args.run,
-                              bench_sizes=args.bench, initial=initial, diff=diff,
+                              bench_sizes=args.bench, initial=initial, diff=diff, profile=args.profile,
                               show=(lambda part: None) if args.output else display)
         except (GpulabError, NumbaError) as exc:  # raised, so Run All stops here; shown as the short message
             raise tracebacks.shown_as(exc, format_error(exc, filename).splitlines())

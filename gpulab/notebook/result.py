@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -17,9 +18,12 @@ from ..compiler.target import Target
 from ..device import Device
 from ..display.table import Table
 from ..display.view import BuildView
+from ..errors import ProfilerError
 from ..kernel import Kernel
 from ..options import BuildOptions
+from ..profiler.result import Profile
 from .checks import COMPARE_SIZE, compare_seconds, compare_table, run_check
+from .measure import profile_cell
 
 
 @dataclass
@@ -40,6 +44,10 @@ class KernelResult:
         With ``--bench``: the timings (``bench.plot()`` draws them).
     diff : BuildDiff or None
         With ``--diff`` or ``--diff-target``: this build's SASS aligned with the other's.
+    profile : Profile or None
+        With ``--profile``: what the GPU measured (``profile.lines()``, ``profile.kernels()``); the view shows it.
+    profile_error : str or None
+        With ``--profile``, when nothing could be measured: why, and what to do.
     panes : tuple of str
         The panes the view shows.
     """
@@ -50,16 +58,32 @@ class KernelResult:
     run_check: Table | None = None
     bench: BenchResult | None = None
     diff: BuildDiff | None = None
+    profile: Profile | None = None
+    profile_error: str | None = None
     panes: tuple[str, ...] = PANES
 
     def view(self) -> BuildView:
-        """The build view (with the compared build behind a toggle)."""
-        return BuildView(bundle_of(self.build, panes=self.panes, compare=self.compare))
+        """The build view (with the compared build behind a toggle, and what was measured on its lines)."""
+        measured = None
+        if self.profile is not None and self.profile.build.key == self.build.key:
+            measured = self.profile.measured(self.build)
+        return BuildView(bundle_of(self.build, panes=self.panes, compare=self.compare, measured=measured))
+
+    def measured_parts(self) -> list:
+        """With ``--profile``: the launches' figures, and the profiled build's own view when it is not the one shown
+        (a ``--target`` other than the GPU's)."""
+        if self.profile is None:
+            return []
+        parts = [self.profile.kernels()]
+        if self.profile.build.key != self.build.key:
+            parts.append(self.profile)
+        return parts
 
     def parts(self) -> list:
-        """What the cell shows, in order: compare table, view, diff, run check, bench table (its plot follows it)."""
-        return [part for part in (self.compare_table, self.view(), self.diff, self.run_check, self.bench)
-                if part is not None]
+        """What the cell shows, in order: compare table, view, measured figures, diff, run check, bench table (its
+        plot follows it)."""
+        return [part for part in (self.compare_table, self.view(), *self.measured_parts(), self.diff, self.run_check,
+                                  self.bench) if part is not None]
 
     def _ipython_display_(self) -> None:
         for part in self.parts():
@@ -73,7 +97,7 @@ class KernelResult:
 
 def run_cell(kernel: Kernel, primitive: str, *, target: Target, device: Device, options: BuildOptions,
              arguments: dict | None = None, panes=PANES, compare: bool = False, run: int | None = None,
-             bench_sizes=None, initial=None, diff: dict | None = None,
+             bench_sizes=None, initial=None, diff: dict | None = None, profile: int | None = None,
              show: Callable[[object], None] = lambda part: None) -> KernelResult:
     """Build ``primitive(kernel)``, and compare, run and time it as a cell asks; ``show`` each part when it is ready.
 
@@ -104,6 +128,9 @@ def run_cell(kernel: Kernel, primitive: str, *, target: Target, device: Device, 
     diff : dict, optional
         What differs in a second build, whose SASS is aligned with this one's (:func:`gpulab.diff`):
         ``target`` (a Target) or build options by name (``lto``, ``fma``).
+    profile : int, optional
+        Measure the kernel on this many random items under the GPU's profiler (:func:`gpulab.profile`); when
+        that cannot be done, the estimated view stays and why is printed (``profile_error``).
     show : callable
         Called with each part as soon as it is made (``display`` shows them as they come).
     """
@@ -117,7 +144,15 @@ def run_cell(kernel: Kernel, primitive: str, *, target: Target, device: Device, 
                                       options=options, **arguments)
         result.compare_table = compare_table(result.build, result.compare, seconds)
         show(result.compare_table)
+    if profile:
+        try:
+            result.profile = profile_cell(kernel, primitive, profile, device, options, initial)
+        except ProfilerError as exc:
+            result.profile_error = f"--profile: nothing was measured: {exc}"
+            print(result.profile_error, file=sys.stderr)
     show(result.view())
+    for part in result.measured_parts():
+        show(part)
     if diff:
         changed = {name: value for name, value in diff.items() if name != "target"}
         other = compile_build(primitive, kernel, target=diff.get("target", target), options=options, **changed)

@@ -41,6 +41,7 @@ class LoadedModule:
     handle: object
     functions: dict[str, object]
     device: Device
+    build: object = field(default=None, repr=False)  # the Build it was loaded from
     _occupancy: dict = field(default_factory=dict, repr=False)
     unloader: weakref.finalize | None = field(default=None, repr=False)
 
@@ -76,10 +77,26 @@ def _load(build, device: Device) -> LoadedModule:
     functions = {name: _check(driver.cuModuleGetFunction(handle, name.encode())) for name in build.kernels}
     for name, function in functions.items():
         check_parameters(name, function, build.parameters[name])
-    module = LoadedModule(handle, functions, device)
+    module = LoadedModule(handle, functions, device, build)
+    for function in functions.values():
+        _BY_FUNCTION[int(function)] = module
     module.unloader = weakref.finalize(module, _unload, handle, _check(driver.cuCtxGetCurrent()))
     module.unloader.atexit = False  # at exit the context goes, and its modules with it
     return module
+
+
+_BY_FUNCTION: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+"""Loaded modules by the ``CUfunction`` address of each of their kernels (a module that is unloaded drops out)."""
+
+
+def loaded_kernel(function: int) -> tuple[object, str, Device] | None:
+    """``(build, kernel name, device)`` of a loaded kernel by its ``CUfunction`` address (what :func:`launch`
+    takes), or ``None`` for a function gpulab did not load."""
+    module = _BY_FUNCTION.get(function)
+    if module is None:
+        return None
+    name = next((name for name, handle in module.functions.items() if int(handle) == function), None)
+    return (module.build, name, module.device) if name is not None else None
 
 
 def driver_parameters(function) -> list[tuple[int, int]]:
@@ -234,6 +251,11 @@ class ArgumentPack:
         """Write every parameter from :meth:`packed`'s bytes."""
         self._memory[:len(parameters)] = parameters  # what follows, if anything, is a last struct's padding
 
+    @property
+    def written(self) -> bytes:
+        """The parameter space as the last write left it (what a launch now passes)."""
+        return bytes(self._memory)
+
     def __setitem__(self, name: str, value) -> None:
         layout, offset, fields = self._layouts[name]
         layout.pack_into(self._memory, offset, *(value if isinstance(value, tuple) else fields(value)))
@@ -289,6 +311,11 @@ def use_launcher(name: str | None = None) -> None:
     raise DeviceError(f"no CUDA launcher among {', '.join(names)} is installed")
 
 
+OBSERVERS: list = []
+"""Called as ``observer(function, grid, block, stream, pack, shared_bytes)`` before each launch is made (a profile
+records launches so, :mod:`gpulab.profiler.record`); empty, the launch path pays one check."""
+
+
 def launch(function: int, grid: int, block: int, stream: int, pack: ArgumentPack, shared_bytes: int = 0) -> None:
     """Launch the kernel ``function`` (a ``CUfunction`` address) on ``stream`` with the parameters in ``pack``.
 
@@ -297,6 +324,9 @@ def launch(function: int, grid: int, block: int, stream: int, pack: ArgumentPack
     DeviceError
         When the driver refuses the launch.
     """
+    if OBSERVERS:
+        for observe in OBSERVERS:
+            observe(function, grid, block, stream, pack, shared_bytes)
     if _launcher is None:
         use_launcher()
     try:

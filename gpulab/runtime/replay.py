@@ -19,10 +19,12 @@ one the driver will not capture is launched plainly from then on.
 
 from __future__ import annotations
 
+import threading
 import weakref
+from contextlib import contextmanager
 
 from ..errors import DeviceError
-from .module import ArgumentPack, launch
+from .module import OBSERVERS, ArgumentPack, launch
 
 GRAPHS_KEPT = 16
 """Launches (grid and parameter bytes) one launcher remembers; past that, it forgets them all and starts over."""
@@ -37,6 +39,32 @@ def use_graphs(on: bool) -> None:
     """Replay repeated launches as CUDA graphs (``True``, the default) or launch every one (``False``)."""
     global _replays
     _replays = bool(on)
+
+
+_OBSERVING = threading.Lock()
+
+
+@contextmanager
+def observing(observer):
+    """Within: ``observer(function, grid, block, stream, pack, shared_bytes)`` sees every launch of this process
+    before it is made, and no launch is replayed from a graph (a replay would pass no launch to see).
+
+    Raises
+    ------
+    DeviceError
+        When launches are observed already (one observer at a time).
+    """
+    global _replays
+    if not _OBSERVING.acquire(blocking=False):
+        raise DeviceError("launches are observed already: one gpulab.profile at a time")
+    replays, _replays = _replays, False
+    OBSERVERS.append(observer)
+    try:
+        yield
+    finally:
+        OBSERVERS.remove(observer)
+        _replays = replays
+        _OBSERVING.release()
 
 
 class KernelLauncher:

@@ -31,11 +31,16 @@ def make() -> dict:
     return bundle_of(lto, panes=PANES, compare=ptx)
 
 
-if __name__ == "__main__":
-    sys.path.insert(0, str(GOLDEN.parents[2]))
+def write(path: Path, make) -> None:
+    """Write the bundle ``make()`` returns to ``path``, built with this checkout's gpulab in an empty cache."""
+    sys.path.insert(0, str(path.parents[2]))
     # An empty private cache and no shared one: a hit would put "from the disk cache" in the header
     # where the tests' fresh builds have none.
     os.environ["GPULAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpulab-golden-")
     os.environ.pop("GPULAB_SHARED_CACHE_DIR", None)
-    GOLDEN.write_text(json.dumps(make(), indent=1, ensure_ascii=False) + "\n")
-    print(f"wrote {GOLDEN} ({GOLDEN.stat().st_size:,} bytes)")
+    path.write_text(json.dumps(make(), indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {path} ({path.stat().st_size:,} bytes)")
+
+
+if __name__ == "__main__":
+    write(GOLDEN, make)

@@ -21,8 +21,9 @@ ALLOWED = {
     "runtime": {"compiler"},
     "primitives": {"compiler", "runtime", "host", "display"},
     "bench": {"compiler", "runtime", "host", "display", "primitives"},
-    "notebook": {"compiler", "runtime", "host", "display", "primitives", "bench"},
-    "application": {"compiler", "runtime", "host", "display", "primitives", "bench", "notebook"},
+    "profiler": {"compiler", "runtime", "host", "display", "primitives"},
+    "notebook": {"compiler", "runtime", "host", "display", "primitives", "bench", "profiler"},
+    "application": {"compiler", "runtime", "host", "display", "primitives", "bench", "profiler", "notebook"},
 }
 DISPLAY_CORE = {"gpulab.errors"}  # renderers know nothing of builds, devices or kernels
 HOST_COMPILER = {"gpulab.compiler.frontend"}  # only its check(): the host accepts what a device build accepts
