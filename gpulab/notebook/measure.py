@@ -15,13 +15,15 @@ from ..profiler.run import profile, require_gpu
 
 
 def profile_cell(kernel: Kernel, primitive: str, n: int, device: Device, options: dict, initial=None,
-                 seed: int = 0) -> Profile:
+                 seed: int = 0, **arguments) -> Profile:
     """Measure ``primitive(kernel)`` on ``n`` random items on ``device`` (:func:`gpulab.profile`).
 
     Parameters
     ----------
     options : dict
         Build options (``lto``, ``fma``, ``boundscheck``) and the primitive's own (``exclusive``).
+    **arguments
+        The primitive's own call arguments (``bins=`` for a histogram).
 
     Raises
     ------
@@ -38,7 +40,7 @@ def profile_cell(kernel: Kernel, primitive: str, n: int, device: Device, options
 
     with cupy.cuda.Device(device.ordinal):
         on_device = [cupy.asarray(x) for x in inputs]
-    own = registry.primitive(primitive).own_options(exclusive=options.get("exclusive", False))
+    own = registry.primitive(primitive).own_options(exclusive=options.get("exclusive", False), **arguments)
     build_options = {name: options[name] for name in ("lto", "fma", "boundscheck") if name in options}
     return profile(call, primitive, kernel, on_device, initial=default_initial(primitive, kernel, initial),
                    device=device.name, **own, **build_options)

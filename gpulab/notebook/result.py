@@ -146,7 +146,7 @@ def run_cell(kernel: Kernel, primitive: str, *, target: Target, device: Device, 
         show(result.compare_table)
     if profile:
         try:
-            result.profile = profile_cell(kernel, primitive, profile, device, options, initial)
+            result.profile = profile_cell(kernel, primitive, profile, device, options, initial, **arguments)
         except ProfilerError as exc:
             result.profile_error = f"--profile: nothing was measured: {exc}"
             print(result.profile_error, file=sys.stderr)
