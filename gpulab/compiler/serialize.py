@@ -16,7 +16,7 @@ from .target import Target
 
 _TEXTS = ("python_source", "source", "op_ptx", "ptx")
 _PAIR = np.dtype("<i8")
-ENTRY_LAYOUT = 4
+ENTRY_LAYOUT = 5
 """The layout of a build's cache entry and what its disassembly holds (part of its key, so that entries of
 another layout are not read)."""
 

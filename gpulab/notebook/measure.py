@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import registry
 from ..bench import default_initial, random_inputs, require_memory
 from ..device import Device
 from ..errors import ProfilerError
 from ..kernel import Kernel
+from ..options import BuildOptions
 from ..primitives import call
 from ..profiler.result import Profile
 from ..profiler.run import profile, require_gpu
 
 
-def profile_cell(kernel: Kernel, primitive: str, n: int, device: Device, options: dict, initial=None,
+def profile_cell(kernel: Kernel, primitive: str, n: int, device: Device, options: BuildOptions, initial=None,
                  seed: int = 0, **arguments) -> Profile:
-    """Measure ``primitive(kernel)`` on ``n`` random items on ``device`` (:func:`gpulab.profile`).
+    """Measure ``primitive(kernel)`` built with ``options`` on ``n`` random items on ``device``
+    (:func:`gpulab.profile`).
 
     Parameters
     ----------
-    options : dict
-        Build options (``lto``, ``fma``, ``boundscheck``) and the primitive's own (``exclusive``).
     **arguments
         The primitive's own call arguments (``bins=`` for a histogram).
 
@@ -40,7 +39,5 @@ def profile_cell(kernel: Kernel, primitive: str, n: int, device: Device, options
 
     with cupy.cuda.Device(device.ordinal):
         on_device = [cupy.asarray(x) for x in inputs]
-    own = registry.primitive(primitive).own_options(exclusive=options.get("exclusive", False), **arguments)
-    build_options = {name: options[name] for name in ("lto", "fma", "boundscheck") if name in options}
     return profile(call, primitive, kernel, on_device, initial=default_initial(primitive, kernel, initial),
-                   device=device.name, **own, **build_options)
+                   device=device.name, options=options, **arguments)

@@ -15,7 +15,6 @@ import pytest
 import gpulab
 from gpulab.bench import default_initial
 from gpulab.kernel import as_kernel
-from gpulab.primitives import dispatch
 from gpulab.profiler import ncu
 
 pytestmark = pytest.mark.gpu
@@ -141,7 +140,7 @@ def test_a_call_that_launches_nothing_on_the_gpu_says_so():
 def test_one_shot_and_reused_calls_measure_the_same_kernel(profiled):
     case = cases.CASES["map-exp64"]
     (xs,) = case.make(cupy)
-    plan = dispatch.plan_for(gpulab.registry.PRIMITIVES["map"], case.function, [xs], gpulab.device.current_device())
+    plan = gpulab.make_map(case.function, xs)
     reused = gpulab.profile(plan, xs)
     assert reused.build.key == profiled("map-exp64").build.key
 
