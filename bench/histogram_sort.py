@@ -1,7 +1,9 @@
-"""Rows of bench/primitives.py for histogram (and sort): gpulab beside CuPy and cuda.compute, at 2^28 items.
+"""Rows of bench/primitives.py for histogram and sort: gpulab beside CuPy and cuda.compute, at 2^28 items.
 
-Each row counts the bytes the call must move: a histogram reads its items (the counts are 2 KiB); its
-ratio is to the device-to-device copy of the same run and dtype (bench/primitives.py's copy_row). ``python bench/primitives.py
+Each row counts the bytes the call must move: a histogram reads its items (the counts are 2 KiB), a sort
+reads and writes its keys (and values) once; its ratio is to the device-to-device copy of the same run
+and dtype (bench/primitives.py's copy_row). Sort rows also give G keys/s (Onesweep's paper: 29.4 for 2^28
+32-bit keys on an A100). ``python bench/primitives.py
 --only histogram`` runs them alone.
 """
 
@@ -62,3 +64,58 @@ def _cuda_compute_histogram(table, dtype, xs, size) -> None:
     except Exception as exc:  # a peer that cannot run here is reported, not fatal
         table.rows.append({"name": "cuda.compute make_histogram_even", "dtype": dtype,
                            "error": f"{type(exc).__name__}: {exc}"[:300]})
+
+
+def sort_rows(table, n: int) -> None:
+    """Rows of ``n`` uint32 keys, and of float32 keys with uint32 values: gpulab beside cupy.sort (CUB's radix
+    sort, keys only) and cuda.compute's radix_sort; each row also says G keys/s."""
+    rng = cupy.random.default_rng(4)
+    keys = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    floats = rng.standard_normal(n, dtype=np.float32)
+    values = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    out, values_out = cupy.empty_like(keys), cupy.empty_like(values)
+    float_out = cupy.empty_like(floats)
+    sorter = gpulab.make_sort(keys)
+    temp = cupy.zeros(sorter.temp_storage_bytes(n), np.uint8)
+    _keys_row(table, "gpulab make_sort, reused (r+w)", "uint32", keys.nbytes * 2, n,
+              lambda: sorter(keys, out=out, temp_storage=temp))
+    _keys_row(table, "gpulab sort, one-shot (r+w)", "uint32", keys.nbytes * 2, n, lambda: gpulab.sort(keys))
+    _keys_row(table, "cupy.sort (CUB radix sort, r+w)", "uint32", keys.nbytes * 2, n, lambda: cupy.sort(keys))
+    by_key = gpulab.make_sort_by_key(floats, values)
+    by_key_temp = cupy.zeros(by_key.temp_storage_bytes(n), np.uint8)
+    pairs = (floats.nbytes + values.nbytes) * 2
+    _keys_row(table, "gpulab make_sort_by_key float32 keys, uint32 values, reused (r+w)", "float32", pairs, n,
+              lambda: by_key(floats, values, out=float_out, values_out=values_out, temp_storage=by_key_temp))
+    _cuda_compute_sort(table, n, keys, out, floats, float_out, values, values_out)
+
+
+def _keys_row(table, name: str, dtype: str, moved_bytes: int, n: int, call) -> None:
+    before = len(table.rows)
+    table.try_add(name, dtype, moved_bytes, call)
+    for row in table.rows[before:]:
+        if row.get("seconds"):
+            row["g_keys_per_s"] = n / row["seconds"] / 1e9
+
+
+def _cuda_compute_sort(table, n, keys, out, floats, float_out, values, values_out) -> None:
+    try:
+        import cuda.compute as cc
+    except ImportError as exc:
+        table.rows.append({"name": "cuda.compute radix_sort", "dtype": "uint32", "error": f"not importable: {exc}"})
+        return
+    for dtype, d_in, d_out, v_in, v_out in (("uint32", keys, out, None, None),
+                                            ("float32", floats, float_out, values, values_out)):
+        moved = (d_in.nbytes + (v_in.nbytes if v_in is not None else 0)) * 2
+        what = "keys" if v_in is None else "float32 keys, uint32 values"
+        _keys_row(table, f"cuda.compute radix_sort {what}, one-shot (r+w)", dtype, moved, n,
+                  lambda d_in=d_in, d_out=d_out, v_in=v_in, v_out=v_out: cc.radix_sort(
+                      d_in, d_out, v_in, v_out, cc.SortOrder.ASCENDING, n))
+        try:
+            sorter = cc.make_radix_sort(d_in, d_out, v_in, v_out, cc.SortOrder.ASCENDING)
+            temp = cupy.empty(max(1, sorter(None, d_in, d_out, v_in, v_out, n)), np.uint8)
+            _keys_row(table, f"cuda.compute make_radix_sort {what}, reused (r+w)", dtype, moved, n,
+                      lambda s=sorter, t=temp, d_in=d_in, d_out=d_out, v_in=v_in, v_out=v_out: s(
+                          t, d_in, d_out, v_in, v_out, n))
+        except Exception as exc:  # a peer that cannot run here is reported, not fatal
+            table.rows.append({"name": f"cuda.compute make_radix_sort {what}", "dtype": dtype,
+                               "error": f"{type(exc).__name__}: {exc}"[:300]})

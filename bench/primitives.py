@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpulab  # noqa: E402
 import gpulab.runtime.module  # noqa: E402
 from primitives_segments import segment_rows  # noqa: E402
-from histogram_sort import histogram_rows  # noqa: E402
+from histogram_sort import histogram_rows, sort_rows  # noqa: E402
 
 N = 2**28
 REPEATS = 20
@@ -126,7 +126,8 @@ class Table:
                 print(f"{row['name']:58} {row['dtype']:8} {'error: ' + row['error'][:60]}")
                 continue
             row["vs_copy"] = row["gb_per_s"] / copy_gbps
-            print(f"{row['name']:58} {row['dtype']:8} {row['gb_per_s']:8.0f} {row['vs_copy']:7.2f}")
+            keys = f" {row['g_keys_per_s']:6.2f} G keys/s" if "g_keys_per_s" in row else ""
+            print(f"{row['name']:58} {row['dtype']:8} {row['gb_per_s']:8.0f} {row['vs_copy']:7.2f}{keys}")
 
 
 def copy_row(table: Table, dtype: str) -> None:
@@ -363,9 +364,9 @@ def main() -> None:
     parser.add_argument("--throughput-only", action="store_true", help="only the 2^28 throughput part")
     parser.add_argument("--no-peers", action="store_true", help="latency of gpulab's calls alone")
     parser.add_argument("--sizes", type=_sizes, default=list(LATENCY_SIZES), help="latency sizes, e.g. 2^10,2^20")
-    parser.add_argument("--only", choices=["segments", "histogram"],
+    parser.add_argument("--only", choices=["segments", "histogram", "sort"],
                         help="throughput of these rows alone, beside the copy: segmented_reduce and reduce_by_key, "
-                             "or histogram")
+                             "histogram, or sort")
     args = parser.parse_args()
     device = gpulab.device.current_device()
     if not device.is_gpu:
@@ -381,6 +382,11 @@ def main() -> None:
             copy_row(table, dtype)
             histogram_rows(table, dtype, N)
         args.throughput_only = True
+    elif args.only == "sort":
+        for dtype in ("uint32", "float32"):
+            copy_row(table, dtype)
+        sort_rows(table, N)
+        args.throughput_only = True
     elif not args.latency_only:
         for dtype in ("float32", "int32"):
             throughput(table, dtype)
@@ -388,6 +394,8 @@ def main() -> None:
         copy_row(table, "uint8")
         for dtype in ("uint8", "int32"):
             histogram_rows(table, dtype, N)
+        copy_row(table, "uint32")
+        sort_rows(table, N)
     if not args.latency_only:
         copies = {row["dtype"]: row["gb_per_s"] for row in table.rows if row["name"].startswith("device-to-device")}
         for dtype in copies:

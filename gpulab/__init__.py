@@ -3,7 +3,7 @@
 Compile a typed Python function for a primitive and look at every stage
 (``gpulab.compile``), run the primitives on a GPU or the host reference
 (``gpulab.map``, ``reduce``, ``scan``, ``filter``, ``segmented_reduce``,
-``reduce_by_key``, ``histogram``), time them (``gpulab.bench``), measure them
+``reduce_by_key``, ``histogram``, ``sort``), time them (``gpulab.bench``), measure them
 on the lines of their build (``gpulab.profile``) and grade an exercise against the host reference
 (``gpulab.check``). In a notebook, ``%load_ext gpulab`` adds ``%%gpukernel``.
 """
@@ -24,6 +24,7 @@ from .notebook import formatters as _formatters
 from .notebook.grading import Checked, check
 from .primitives import filter, make_filter, make_map, make_reduce, make_scan, map, reduce, scan
 from .primitives import histogram, make_histogram
+from .primitives import argsort, make_argsort, make_sort, make_sort_by_key, sort, sort_by_key
 from .primitives import (make_reduce_by_key, make_segmented_reduce, make_unique_by_key, reduce_by_key,
                          segmented_reduce, unique_by_key)
 from .profiler import profile
@@ -42,7 +43,8 @@ _ELSEWHERE = {"LabPanel": "gpulab.notebook.widgets", "DevicePicker": "gpulab.not
               "host_map": "gpulab.host", "host_reduce": "gpulab.host", "host_scan": "gpulab.host",
               "host_filter": "gpulab.host", "host_segmented_reduce": "gpulab.host",
               "host_reduce_by_key": "gpulab.host", "host_unique_by_key": "gpulab.host",
-              "host_histogram": "gpulab.host"}
+              "host_histogram": "gpulab.host", "host_sort": "gpulab.host", "host_sort_by_key": "gpulab.host",
+              "host_argsort": "gpulab.host"}
 
 
 def __getattr__(name: str):

@@ -61,6 +61,16 @@ def _flags(name: str, value) -> tuple[bool, ...]:
     return tuple(_boolean(name, flag) for flag in value)
 
 
+def _bytes(name: str, value) -> int:
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            if operator.index(value) >= 0:
+                return int(value)
+        except TypeError:
+            pass
+    raise ArgumentError(f"the build option {name} is a number of bytes (0 or more), not {value!r}")
+
+
 def _option(default, check: Callable, help: str, *, own: bool = False, host: bool = False):
     """A field of :class:`BuildOptions`: its default, ``check(name, value)`` (which returns the value as kept or
     raises :class:`~gpulab.errors.ArgumentError`), a line of help, whether it is a primitive's own (named in
@@ -95,6 +105,9 @@ class BuildOptions:
         Scan only: item 0 is the initial value.
     iota : tuple of bool
         Map only: which inputs are :func:`gpulab.iota` (a call reads it from its inputs).
+    payload : int
+        Sort only: bytes of the value moved with each item (sort_by_key's values, argsort's indices; a call
+        reads it from its values).
     """
 
     lto: bool = _option(True, _boolean, "link with LTO (the operator inlined); False links PTX (a CALL)")
@@ -105,6 +118,7 @@ class BuildOptions:
     frontend: str | None = _option(None, _frontend, "what compiles the Python function (None: the default)")
     exclusive: bool = _option(False, _boolean, "scan: item 0 is the initial value", own=True, host=True)
     iota: tuple[bool, ...] = _option((), _flags, "map: which inputs are gpulab.iota", own=True)
+    payload: int = _option(0, _bytes, "sort: bytes of the value moved with each item", own=True)
 
     def __init__(self, **given):
         known = {f.name: f for f in fields(self)}

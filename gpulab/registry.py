@@ -58,12 +58,13 @@ class Primitive:
         Shared templates it needs, in order (``common`` always comes first).
     kernels : tuple of str
         The ``__global__`` functions of its template.
-    geometry : {"vector", "fold", "tile", "pairs", "bins"}
+    geometry : {"vector", "fold", "tile", "pairs", "bins", "radix"}
         How work is cut: blocks of vectors (map), blocks of vectors folded in
         order (reduce), look-back tiles in shared memory (scan, filter,
         segmented reduce), such tiles of keys and items side by side
-        (reduce_by_key), or blocks of vectors counted into bins in shared
-        memory (histogram); codegen sizes each.
+        (reduce_by_key), blocks of vectors counted into bins in shared
+        memory (histogram), or tiles ranked by radix digits with a look-back
+        per digit (sort); codegen sizes each.
     operator : OperatorCall
         What the kernel calls the user's function as.
     arity : (int, int)
@@ -102,7 +103,7 @@ class Primitive:
     results : str
         NumPy kinds (``"biuf"``...) the operator's result may have; empty: any.
     call_options : tuple of str
-        A call's own options that are not build options (``bins``, ``range``): a call
+        A call's own options that are not build options (``bins``, ``range``, ``descending``): a call
         passes them to its plan and to the host runner; no build sees them.
     """
 
@@ -110,7 +111,7 @@ class Primitive:
     template: str | Path
     helpers: tuple[str, ...]
     kernels: tuple[str, ...]
-    geometry: Literal["vector", "fold", "tile", "pairs", "bins"]
+    geometry: Literal["vector", "fold", "tile", "pairs", "bins", "radix"]
     operator: OperatorCall
     arity: tuple[int, int]
     same_types: bool
@@ -281,6 +282,12 @@ PRIMITIVES: dict[str, Primitive] = {record.name: record for record in (
               result="declared", results="biuf", elementwise=False, initial=None, options=("iota",),
               call_options=("bins", "range"), writes_result=False, plan="gpulab.primitives.histogram:HistogramPlan",
               host="gpulab.host.histogram:run_histogram"),
+    Primitive(name="sort", template="sort", helpers=("fold", "tile", "lookback"),
+              kernels=("gpulab_sort_histogram", "gpulab_sort_pass"), geometry="radix", operator=_KEY, arity=(1, 1),
+              same_types=False, takes="a key function of one item giving a bool, an integer or a float",
+              result="declared", results="biuf", elementwise=False, initial=None, options=("payload",),
+              call_options=("descending",), writes_result=True, plan="gpulab.primitives.sort:SortPlan",
+              host="gpulab.host.sort:run_sort"),
 )}
 """Every primitive, by name, in the order menus list them."""
 

@@ -333,7 +333,7 @@ def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | N
         return codegen.generate(spec.record, name or spec.kernel.name, spec.target, list(spec.inputs), result,
                                 list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
                                 exclusive=options.exclusive, arrays=list(spec.arrays), mapped=spec.mapped,
-                                keys=spec.keys)
+                                keys=spec.keys, payload=options.payload)
 
 
 KERNEL_CODE: LRU = LRU(64)

@@ -52,6 +52,16 @@ LOOKBACK_GROUP = 16  # window slots one thread folds before thread 0 folds the g
 # Histogram: shared-memory words of privatised counts per block (histogram.cu); more bins are counted in
 # global memory. 32 KiB holds 32 conflict-free copies of 256 bins.
 SHARED_BIN_WORDS = 8192
+# Sort: 8-bit digits (256 of them, a thread each in a tile) and SORT_THREAD_BYTES of items a thread, at
+# most 16 (sort.cu: 16 float64 items spilled under the register cap); a tile's items, then its values,
+# pass through shared memory. A launch sorts at most SORT_PORTION_TILES tiles (its digit counts then fit
+# 32 bits beside the look-back's epoch).
+RADIX_BITS = 8
+SORT_BLOCK_THREADS = 256
+MAX_SORT_ITEMS = 16
+SORT_THREAD_BYTES = 64
+SORT_PORTION_TILES = 32768
+SORT_MIN_BLOCKS = 3  # sort blocks per SM the registers must allow: 80 registers (64 spilled int32 keys with int64 values)
 # Histogram blocks per SM the registers must allow: uncapped, ptxas held all 16 float keys' edge loads at
 # once (148 registers, one block of 256 threads per SM).
 HISTOGRAM_MIN_BLOCKS = 4
@@ -75,8 +85,9 @@ def fingerprint() -> str:
 def _tuning() -> tuple:
     return (BLOCK_THREADS, MAP_UNROLL, REDUCE_THREAD_BYTES, MAX_REDUCE_ITEMS, MAX_REDUCE_ROWS, MAX_SCALAR_REDUCE_ROWS,
             REDUCE_ROWS_IN_FLIGHT, REDUCE_MIN_BLOCKS, SCAN_BLOCK_THREADS, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS,
-            SCAN_RESIDENT_THREADS, TILE_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP, SHARED_BIN_WORDS, HISTOGRAM_MIN_BLOCKS,
-            SEGMENT_EARLY_LOADS)
+            SCAN_RESIDENT_THREADS, TILE_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP, SHARED_BIN_WORDS,
+            HISTOGRAM_MIN_BLOCKS, SEGMENT_EARLY_LOADS, RADIX_BITS, SORT_BLOCK_THREADS, MAX_SORT_ITEMS,
+            SORT_THREAD_BYTES, SORT_PORTION_TILES, SORT_MIN_BLOCKS)
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,7 @@ class Geometry:
 
     @property
     def scan_tile(self) -> int:
-        """Items per block for scan and filter."""
+        """Items per block for scan and filter (and a sort's tile)."""
         return self.block_threads * self.scan_items
 
 
@@ -123,17 +134,22 @@ def register_cap(target: Target, block_threads: int, min_blocks: int) -> int | N
     return per_thread if per_thread < MAX_THREAD_REGISTERS else None
 
 
-def geometry_for(types: list[ElementType], primitive: Primitive) -> Geometry:
+def geometry_for(types: list[ElementType], primitive: Primitive, payload: int = 0) -> Geometry:
     """Choose block size, vector width and items per thread for ``primitive`` on the widest of ``types``.
 
     The record's ``geometry`` says how the primitive cuts its work: blocks of
     vectors (map, and a histogram's, counted in bins), blocks of vectors
-    folded in order (reduce), or look-back tiles in shared memory (scan,
-    filter).
+    folded in order (reduce), look-back tiles in shared memory (scan,
+    filter), or tiles of ``scan_items`` items a thread ranked by radix digits
+    (sort, whose items, then values of ``payload`` bytes, pass through shared
+    memory).
     """
     widest = max(t.itemsize for t in types)
     vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
     vec = 16 // widest if vectorisable else 1
+    if primitive.geometry == "radix":
+        items = max(1, min(MAX_SORT_ITEMS, SORT_THREAD_BYTES // max(widest, payload)))
+        return Geometry(SORT_BLOCK_THREADS, 1, 1, items)
     # A thread of a "pairs" tile owns a key and an item per place: SCAN_THREAD_BYTES of both together.
     scan_items = max(1, min(MAX_SCAN_ITEMS, SCAN_THREAD_BYTES // (2 * widest if primitive.geometry == "pairs"
                                                                    else widest)))
@@ -162,7 +178,7 @@ def _scan_min_blocks(primitive: Primitive, types: list[ElementType], geometry: G
 def generate(primitive: Primitive, name: str, target: Target, inputs: list[ElementType], result: ElementType,
              uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
              exclusive: bool = False, arrays: list[tuple[str, ArrayType]] = (), mapped: tuple = (),
-             keys: ElementType | None = None) -> Source:
+             keys: ElementType | None = None, payload: int = 0) -> Source:
     """Generate the CUDA C++ for one primitive around the operator ``gpulab_op``.
 
     Parameters
@@ -191,6 +207,8 @@ def generate(primitive: Primitive, name: str, target: Target, inputs: list[Eleme
         For scan: exclusive instead of inclusive.
     keys : ElementType, optional
         A keyed primitive's key type (``key_t``, the type of input 0).
+    payload : int
+        For sort: bytes of the value moved with each item (0: none).
     """
     count = primitive.input_count(len(inputs))
     kinds = input_kinds(count, iota, mapped)
@@ -200,16 +218,16 @@ def generate(primitive: Primitive, name: str, target: Target, inputs: list[Eleme
     element_types = [*items, *inputs, result, *read[len(items):]]
     # What the kernels load and store decides their shape: a map stores its results; the other primitives'
     # operator results (a fold's are its inputs' type) never reach memory.
-    geometry = geometry_for([*read, result] if primitive.elementwise else read, primitive)
+    geometry = geometry_for([*read, result] if primitive.elementwise else read, primitive, payload)
     scan_min_blocks = _scan_min_blocks(primitive, element_types, geometry)
     min_blocks = {"fold": REDUCE_MIN_BLOCKS, "tile": scan_min_blocks, "pairs": scan_min_blocks,
-                  "bins": HISTOGRAM_MIN_BLOCKS}.get(primitive.geometry)
+                  "bins": HISTOGRAM_MIN_BLOCKS, "radix": SORT_MIN_BLOCKS}.get(primitive.geometry)
     all_uniforms = [*uniforms, *(u for spec in operators for u in spec.uniforms)]
     all_arrays = [*arrays, *(a for spec in operators for a in spec.arrays)]
     sections = [
         _header(primitive.name, name, target.arch, index_bits),
-        _constants(geometry, scan_min_blocks, index_bits, exclusive) + _own_constants(primitive),
-        _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys),
+        _constants(geometry, scan_min_blocks, index_bits, exclusive) + _own_constants(primitive, payload),
+        _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys, payload),
         _piece("common"),
         _accessors(primitive, items, kinds, len(arrays)),
         *([_same_key(keys)] if primitive.keyed else []),
@@ -266,18 +284,36 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
     )
 
 
-def _own_constants(primitive: Primitive) -> str:
-    """The constants of the histogram's template, which its plan reads too, and of the segmented reduce's."""
+def _own_constants(primitive: Primitive, payload: int) -> str:
+    """The constants of the histogram's and the sort's templates, which their plans read too, and of the
+    segmented reduce's."""
     if primitive.name == "segmented_reduce":
         return f"#define SEGMENT_EARLY_LOADS {SEGMENT_EARLY_LOADS}  // the tile's loads before the search\n"
     if primitive.geometry == "bins":
         return (f"#define SHARED_BIN_WORDS {SHARED_BIN_WORDS}  // privatised counts per block (histogram.cu)\n"
                 f"#define HISTOGRAM_MIN_BLOCKS {HISTOGRAM_MIN_BLOCKS}  // histogram blocks per SM the registers must "
                 "allow\n")
+    if primitive.geometry == "radix":
+        return (f"#define RADIX_BITS {RADIX_BITS}  // bits of the key sorted by one pass\n"
+                f"#define PAYLOAD_BYTES {payload}  // bytes of the value moved with each item (0: none)\n"
+                f"#define PORTION_TILES {SORT_PORTION_TILES}  // tiles of one pass's launch, at most\n"
+                f"#define SORT_MIN_BLOCKS {SORT_MIN_BLOCKS}  // sort blocks per SM the registers must allow\n")
     return ""
 
 
-def _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys) -> str:
+def _payload(payload: int) -> str:
+    """``payload_t``: the value a sort moves with each item, by its size alone (it is never looked at)."""
+    if payload in (1, 2, 4, 8):
+        scalar = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}[payload]
+        return f"typedef {scalar} payload_t;  // the values moved with the items: {payload} bytes each"
+    if payload == 0:
+        return "typedef unsigned char payload_t;  // no values are moved with the items"
+    return (f"struct alignas({min(16, payload & -payload)}) payload_t {{  // the values moved with the items: "
+            f"{payload} bytes each\n    unsigned char bytes[{payload}];\n}};")
+
+
+def _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys,
+           payload=0) -> str:
     lines = ["// ---- Element types ------------------------------------------------------------"]
     definitions = cxx_definitions([*element_types, *(t for _, t in all_uniforms), *(a.element for _, a in all_arrays)])
     if definitions:
@@ -288,6 +324,8 @@ def _types(primitive, inputs, result, uniforms, arrays, element_types, all_unifo
             lines.append("typedef value_t out_t;")
         else:
             lines.append(f"typedef {element.cxx} {name};  // {element.name}")
+    if primitive.geometry == "radix":
+        lines.append(_payload(payload))
     lines.append("")
     if all_arrays:
         lines.append(BOUNDS_CHECK)
@@ -332,7 +370,7 @@ BOUNDS_CHECK = (
 
 def _typedefs(primitive, inputs, result, keys=None) -> dict[str, ElementType]:
     """The element types that :func:`_types` names ``in0_t``, ``out_t``, ``value_t`` (and ``key_t``: a keyed
-    primitive's keys, or a histogram's operator result)."""
+    primitive's keys, or a histogram's or sort's operator result)."""
     if primitive.elementwise:
         return {**{f"in{i}_t": t for i, t in enumerate(inputs)}, "out_t": result}
     typedefs = {**({"key_t": keys} if primitive.keyed else {}), "value_t": inputs[0], "out_t": inputs[0]}

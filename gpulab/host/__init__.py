@@ -7,13 +7,13 @@ Ctrl-C, and past a :func:`time_limit`, even inside a loop that never ends.
 
 from __future__ import annotations
 
-from . import histogram, run, segments
+from . import histogram, run, segments, sort
 from .compare import Verification, compare
 from .run import float64_reference
 from .watch import time_limit
 
 __all__ = ["host_map", "host_reduce", "host_scan", "host_filter", "host_segmented_reduce", "host_reduce_by_key",
-           "host_unique_by_key", "host_histogram", "compare", "float64_reference", "Verification", "time_limit"]
+           "host_unique_by_key", "host_histogram", "host_sort", "host_sort_by_key", "host_argsort", "compare", "float64_reference", "Verification", "time_limit"]
 
 
 def host_map(fn, *xs, out=None):
@@ -201,3 +201,35 @@ def host_histogram(fn, xs, bins, range=None, *, out=None):  # noqa: A002 - NumPy
     if fn is None:
         fn, range = histogram.item_key(xs, range)
     return run._output(out, histogram.run_histogram(fn, xs, bins, range), "histogram")
+
+
+def host_sort(xs, *, key=None, descending=False):
+    """``xs``'s items ordered by ``key(x)`` (the item itself by default), stably, in NumPy's order.
+
+    Parameters
+    ----------
+    xs : array_like
+        The items (C order); records need a ``key``.
+    key : function or Kernel, optional
+        A function of one item giving a bool, an integer or a float.
+    descending : bool
+        The largest key first.
+
+    Returns
+    -------
+    numpy.ndarray
+        The items, 1-D, as ``[xs[i] for i in order]``, where ``order`` sorts the indices by key as
+        ``sorted`` does (equal keys keep their order: ``reverse=True`` keeps it too), -0.0 equals 0.0 and
+        every NaN comes last.
+    """
+    return sort.run_sort(sort.key_function(key, xs), xs, descending=descending)
+
+
+def host_sort_by_key(keys, values, *, descending=False):
+    """``(sorted keys, values)``: the keys as :func:`host_sort` orders them, each value moved with its key."""
+    return sort.run_sort_by_key(keys, values, descending=descending)
+
+
+def host_argsort(xs, *, key=None, descending=False):
+    """The int64 indices that sort ``xs`` as :func:`host_sort` does."""
+    return sort.run_argsort(xs, key=key, descending=descending)

@@ -156,6 +156,7 @@ class GpulabMagics(Magics):
               "item's bin, or a value binned over --range)")
     @argument("--range", type=_range, metavar="LOW,HIGH",
               help="histogram: bin the function's values evenly from LOW to HIGH, as numpy.histogram")
+    @argument("--descending", action="store_true", help="sort: the largest key first (equal keys keep their order)")
     @argument("--show", help="panes to show, from python,cuda,ptx,sass (default: all)")
     @argument("--compare", action="store_true",
               help="also build the function linked the other way and compare CALLs, SASS, registers and, on a "
@@ -233,7 +234,8 @@ class GpulabMagics(Magics):
                                             exclusive=args.exclusive)
         except ArgumentError as exc:
             raise UsageError(str(exc)) from None
-        arguments = {name: value for name, value in (("bins", args.bins), ("range", args.range)) if value is not None}
+        arguments = {name: value for name, value in (("bins", args.bins), ("range", args.range),
+                                                     ("descending", args.descending or None)) if value is not None}
         for name in arguments:
             if name not in record.call_options:
                 raise UsageError(f"--{name} is not an option of {record.name}")

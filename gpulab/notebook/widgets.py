@@ -188,8 +188,9 @@ def primitive_choices(kernel) -> list[str]:
     A predicate (one input, a bool result) is a filter; otherwise every
     primitive whose operator takes that many inputs, of one type where it
     needs one, and returns what it must: ``(T, T) -> T`` fits map, reduce
-    and scan, so a panel must be told which. A key function (a sort's, a
-    histogram's) has a map's signature: it is never guessed.
+    and scan, so a panel must be told which. Primitives whose calls need more
+    than random items (a segmented reduce's offsets, a histogram's bins) and
+    key functions (a map's signature) are never guessed.
     """
     declared, count = kernel.declared, len(kernel.param_names)
     args, result = (declared.args, declared.result) if declared else (None, None)
@@ -198,7 +199,14 @@ def primitive_choices(kernel) -> list[str]:
 
     return [name for name, record in registry.PRIMITIVES.items()
             if record.operator_problem(kernel.name, count, args, result) is None
-            and (record.result != "bool" or result is None) and record.operator.returns != "key_t"]
+            and (record.result != "bool" or result is None) and _from_items_alone(record)]
+
+
+def _from_items_alone(record) -> bool:
+    """Whether a panel can run ``record`` from random items alone, its function's signature saying so: not a
+    key function (a sort's, a histogram's: a map's signature), nor one whose calls take more arrays (offsets,
+    keys) or arguments of their own (bins)."""
+    return record.operator.returns != "key_t" and record.arguments is None and not record.keyed
 
 
 def _type_order(name: str) -> int:

@@ -22,10 +22,12 @@ from .reduce import ReducePlan
 from .scan import ScanPlan
 from .segmented import (make_reduce_by_key, make_segmented_reduce, make_unique_by_key, reduce_by_key,
                         segmented_reduce, unique_by_key)
+from .sort import argsort, make_argsort, make_sort, make_sort_by_key, sort, sort_by_key
 
 __all__ = ["map", "reduce", "scan", "filter", "make_map", "make_reduce", "make_scan", "make_filter", "call",
            "segmented_reduce", "make_segmented_reduce", "reduce_by_key", "make_reduce_by_key", "unique_by_key",
-           "make_unique_by_key", "histogram", "make_histogram"]
+           "make_unique_by_key", "histogram", "make_histogram", "sort", "sort_by_key", "argsort", "make_sort",
+           "make_sort_by_key", "make_argsort"]
 
 
 def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, options: BuildOptions | None = None,  # noqa: A001

@@ -3,7 +3,6 @@ parameters, and %%gpukernel histogram."""
 
 import numpy as np
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import gpulab
@@ -175,15 +174,8 @@ def test_a_histogram_takes_functions_of_one_item_giving_a_number():
 # ---------------------------------------------------------------- %%gpukernel histogram
 
 
-@pytest.fixture
-def shell():
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "gpulab")
-    shell.run_cell("import gpulab", store_history=False)
-    return shell
-
-
-def test_gpukernel_shows_and_checks_a_histogram(shell):
+def test_gpukernel_shows_and_checks_a_histogram(gpulab_shell):
+    shell = gpulab_shell
     with capture_output() as captured:
         shell.run_cell("%%gpukernel histogram --target sm_90 --device host --bins 16 --run 1e4\n"
                        "def bin_of(x: gpulab.f32) -> gpulab.i32:\n"
@@ -196,7 +188,8 @@ def test_gpukernel_shows_and_checks_a_histogram(shell):
     assert "exact" in captured.stdout + "".join(o.data.get("text/plain", "") for o in captured.outputs)
 
 
-def test_gpukernel_histogram_options_are_checked(shell):
+def test_gpukernel_histogram_options_are_checked(gpulab_shell):
+    shell = gpulab_shell
     with capture_output() as captured:
         shell.run_cell("%%gpukernel histogram --target sm_90 --device host --run 10\n"
                        "def b(x: gpulab.i32) -> gpulab.i32:\n    return x\n", store_history=False)
