@@ -22,8 +22,9 @@ cupy = pytest.importorskip("cupy")
 if ncu.find() is None:
     pytest.skip("needs Nsight Compute (ncu)", allow_module_level=True)
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "golden"))
+sys.path[:0] = [str(Path(__file__).parents[1] / "golden"), str(Path(__file__).parents[1])]
 import profile_cases as cases  # noqa: E402
+from cells import run_fresh  # noqa: E402
 
 SAVED = os.environ.get("GPULAB_PROFILES_OUT")
 
@@ -146,20 +147,11 @@ def test_one_shot_and_reused_calls_measure_the_same_kernel(profiled):
 
 
 def test_the_magic_shows_the_view_with_the_measured_column():
-    from IPython.core.interactiveshell import InteractiveShell
-    from IPython.utils.capture import capture_output
-
-    shell = InteractiveShell()
-    try:
-        shell.run_line_magic("load_ext", "gpulab")
-        with capture_output() as captured:
-            done = shell.run_cell("%%gpukernel map --profile 1e6 -o\n"
-                                  "import math\n"
-                                  "from gpulab import f64\n"
-                                  "def heavy(x: f64) -> f64:\n"
-                                  "    return math.exp(x * 2.0) + 1.0\n")
-    finally:
-        InteractiveShell.clear_instance()
+    done, captured = run_fresh("%%gpukernel map --profile 1e6 -o\n"
+                               "import math\n"
+                               "from gpulab import f64\n"
+                               "def heavy(x: f64) -> f64:\n"
+                               "    return math.exp(x * 2.0) + 1.0\n")
     assert done.success and not captured.stderr, captured.stderr
     result = done.result
     assert result.profile is not None and result.profile_error is None

@@ -1,13 +1,17 @@
 """What gpulab.profile says when it cannot measure: no GPU, no Nsight Compute, no permission to read the GPU's
 counters, a profiler that fails; always a message that says what to do, never a traceback (issue 43)."""
 
+import sys
+from pathlib import Path
+
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
-from IPython.utils.capture import capture_output
 
 import gpulab
 from gpulab.errors import ProfilerError
 from gpulab.profiler import ncu, run
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from cells import run_fresh  # noqa: E402
 
 # What ncu 2025.3 prints when the driver keeps the counters from this user (NVIDIA's ERR_NVGPUCTRPERM page).
 NO_PERMISSION_OUTPUT = ("==PROF== Connected to process 4242 (/usr/bin/python3)\n"
@@ -69,28 +73,17 @@ def test_ncus_permission_error_becomes_what_to_do():
 
 
 def test_a_profiler_error_shows_without_a_traceback():
-    shell = InteractiveShell()
-    try:
-        with capture_output() as captured:
-            shell.run_cell("from gpulab.errors import ProfilerError\n"
-                           "raise ProfilerError('no ncu here\\nsecond line')")
-    finally:
-        InteractiveShell.clear_instance()
+    _, captured = run_fresh("from gpulab.errors import ProfilerError\n"
+                            "raise ProfilerError('no ncu here\\nsecond line')", load_gpulab=False)
     shown = captured.stdout + captured.stderr
     assert "ProfilerError: no ncu here\nsecond line" in shown and "Traceback" not in shown and "raise" not in shown
 
 
 def test_the_magic_keeps_the_estimated_view_and_says_why_nothing_was_measured(no_gpu):
-    shell = InteractiveShell()
-    try:
-        shell.run_line_magic("load_ext", "gpulab")
-        with capture_output() as captured:
-            result = shell.run_cell("%%gpukernel map --target sm_90 --profile 1000 -o\n"
-                                    "from gpulab import f32\n"
-                                    "def double(x: f32) -> f32:\n"
-                                    "    return x * f32(2)\n")
-    finally:
-        InteractiveShell.clear_instance()
+    result, captured = run_fresh("%%gpukernel map --target sm_90 --profile 1000 -o\n"
+                                 "from gpulab import f32\n"
+                                 "def double(x: f32) -> f32:\n"
+                                 "    return x * f32(2)\n")
     assert result.success
     kept = result.result
     assert kept.profile is None and "--profile: nothing was measured" in kept.profile_error
