@@ -3,8 +3,8 @@
 Each row counts the bytes the call must move: a histogram reads its items (the counts are 2 KiB), a sort
 reads and writes its keys (and values) once; its ratio is to the device-to-device copy of the same run
 and dtype (bench/primitives.py's copy_row). Sort rows also give G keys/s (Onesweep's paper: 29.4 for 2^28
-32-bit keys on an A100). ``python bench/primitives.py
---only histogram`` runs them alone.
+32-bit keys on an A100). ``python bench/primitives.py --only histogram`` (or ``sort``) runs them beside
+their copies; ``python bench/histogram_sort.py --runs 3`` runs both three times in one process.
 """
 
 from __future__ import annotations
@@ -119,3 +119,50 @@ def _cuda_compute_sort(table, n, keys, out, floats, float_out, values, values_ou
         except Exception as exc:  # a peer that cannot run here is reported, not fatal
             table.rows.append({"name": f"cuda.compute make_radix_sort {what}", "dtype": dtype,
                                "error": f"{type(exc).__name__}: {exc}"[:300]})
+
+
+def main() -> None:
+    """``--runs`` sweeps of the histogram and sort rows beside their copies, in one process (the builds and
+    cuda.compute's compiles paid once), printed and written as JSON with the versions."""
+    import argparse
+    import json
+    import time
+
+    from primitives import N, Table, _versions, copy_row
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    args = parser.parse_args()
+    device = gpulab.device.current_device()
+    if not device.is_gpu:
+        sys.exit("bench/histogram_sort.py needs a CUDA GPU")
+    print(f"{device}\n")
+    sweeps = []
+    for run in range(1, args.runs + 1):
+        table = Table()
+        for dtype in ("uint8", "int32", "uint32", "float32"):
+            copy_row(table, dtype)
+        for dtype in ("uint8", "int32"):
+            histogram_rows(table, dtype, N)
+        sort_rows(table, N)
+        copies = {row["dtype"]: row["gb_per_s"] for row in table.rows
+                  if row["name"].startswith("device-to-device") and "error" not in row}
+        print(f"run {run} of {args.runs}")
+        for dtype, copy in copies.items():
+            sub = Table()
+            sub.rows = [row for row in table.rows if row["dtype"] == dtype]
+            sub.print(copy)
+            print()
+        sweeps.append(table.rows)
+    record = {"device": str(device), "gpu": device.description, "compute_capability": device.compute_capability,
+              "n": N, "versions": _versions(), "sweeps": sweeps,
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"histogram-sort-{device.description.replace(' ', '_')}.json"
+    path.write_text(json.dumps(record, indent=2, default=str))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -108,7 +108,7 @@ def test_reused_sorts_with_temp_storage_and_outputs_repeat_exactly():
 
 def test_more_than_2_to_the_31_items():
     n = 2**31 + 4099
-    keys = cupy.random.default_rng(5).integers(0, 2**16, n, dtype=np.int64).astype(np.uint16)
+    keys = cupy.random.default_rng(5).integers(0, 2**16, n, dtype=np.int32).astype(np.uint16)
     got = gpulab.sort(keys)
     want = np.sort(keys.get(), kind="stable")
     np.testing.assert_array_equal(got.get(), want)
