@@ -32,6 +32,8 @@ OPERATORS = {  # primitive -> (source of a new operator, numbered by seed; its t
     "filter": ("def op(x):\n    return x > {seed}.5\n", "f32"),
     "segmented_reduce": ("def op(a, b):\n    return a * {seed}.5 + b\n", "f32,f32"),
     "reduce_by_key": ("def op(a, b):\n    return a * {seed}.5 + b\n", "f32,f32"),
+    "histogram": ("def op(x):\n    return int(x * {seed}.5)\n", "f32"),
+    "sort": ("def op(x):\n    return x * {seed}.5 + 1\n", "f32"),
 }
 
 # Run in a child interpreter: one gpulab.compile() of a reduce given by a seed.

@@ -7,7 +7,7 @@
 // NumPy's rules. The host says which (struct Bins, primitives/histogram.py).
 //
 // Privatisation: a block counts in shared memory with atomics (ATOMS in the
-// SASS) and adds its counts to the output's at the end (RED.ADD.64), where an
+// SASS) and adds its counts to the output's at the end (ATOMG.ADD.64), where an
 // atomic on global memory per item would queue every item at one L2 slice per
 // bin. The shared counts are kept in several copies, interleaved: bin b of copy
 // c is word b * copies + c, and lane l counts in copy l % copies. With 32
