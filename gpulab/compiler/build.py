@@ -365,11 +365,12 @@ def compile(primitive: str, fn, *, types=None, target=None, keys=None, options: 
     ----------
     primitive : str
         A name of :data:`gpulab.registry.PRIMITIVES`: ``map``, ``reduce``, ``scan``, ``filter``,
-        ``segmented_reduce``, ``reduce_by_key``.
+        ``segmented_reduce``, ``reduce_by_key``, ``histogram``, ``sort``.
     fn : function or Kernel
         A pure function with annotated element types (or ``types=``).
         Map takes 1-3 inputs; reduce, scan, segmented_reduce and
-        reduce_by_key an operator ``(T, T) -> T``; filter a predicate ``T -> bool``.
+        reduce_by_key an operator ``(T, T) -> T``; filter a predicate ``T -> bool``;
+        histogram and sort a key ``T -> K`` (a bin or a value to bin; a sort key).
     types : sequence or str, optional
         Parameter types when ``fn`` has no annotations.
     target : str, tuple, int or Target, optional

@@ -6,6 +6,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 import gpulab
+from gpulab.compiler.target import toolchain_targets
 from gpulab.errors import ArgumentError, KernelTypeError
 from gpulab.host.histogram import even_bins
 from gpulab.host.item import item_kernel
@@ -198,3 +199,15 @@ def test_gpukernel_histogram_options_are_checked(gpulab_shell):
         shell.run_cell("%%gpukernel map --target sm_90 --bins 4\n"
                        "def b(x: gpulab.i32) -> gpulab.i32:\n    return x\n", store_history=False)
     assert "--bins is not an option of map" in captured.stderr
+
+
+def sixteenth_of(x):
+    return x >> 4
+
+
+@pytest.mark.parametrize("target", [target.arch for target in toolchain_targets()])
+def test_every_target_builds_ahead_of_time_and_links_the_python_lines(target):
+    build = gpulab.compile("histogram", sixteenth_of, types="i32", target=target)
+    assert build.sass_calls == 0 and build.target.arch == target
+    body = sixteenth_of.__code__.co_firstlineno + 1
+    assert build.line_map.python_to_sass(body) and build.line_map.python_to_cuda(body)

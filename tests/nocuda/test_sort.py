@@ -6,6 +6,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 import gpulab
+from gpulab.compiler.target import toolchain_targets
 from gpulab.errors import ArgumentError, KernelTypeError, LengthMismatchError
 from gpulab.host.item import item_kernel
 from gpulab.host.sort import order
@@ -151,3 +152,11 @@ def test_gpukernel_shows_and_checks_a_sort(gpulab_shell):
                               "def by_magnitude(x: gpulab.f32) -> gpulab.f32:\n    return abs(x)\n", store_history=False)
     text = captured.stdout + "".join(o.data.get("text/plain", "") for o in captured.outputs)
     assert "sort(by_magnitude) of 10,000 random float32 items" in text and "exact" in text, captured.stderr
+
+
+@pytest.mark.parametrize("target", [target.arch for target in toolchain_targets()])
+def test_every_target_builds_ahead_of_time_and_links_the_python_lines(target):
+    build = gpulab.compile("sort", doubled, types="f32", target=target)
+    assert build.sass_calls == 0 and build.target.arch == target
+    body = doubled.__code__.co_firstlineno + 1
+    assert build.line_map.python_to_sass(body) and build.line_map.python_to_cuda(body)
