@@ -36,14 +36,15 @@ def _aligned(size: int, alignment: int) -> int:
 
 
 def piece_bytes(element: ElementType) -> int:
-    """``sizeof(Piece<value_t>)``: the value, then two bools, padded to the value's alignment (segments.cu)."""
-    return _aligned(element.itemsize + 2, element.alignment)
+    """``sizeof(Piece<value_t>)``: the value, then a 4-byte word of flags, padded to the larger alignment
+    (segments.cu)."""
+    return _aligned(_aligned(element.itemsize, 4) + 4, max(element.alignment, 4))
 
 
 def runs_bytes(element: ElementType, index_bits: int) -> int:
     """``sizeof(Runs<value_t>)``: an ``index_t``, then a ``Piece<value_t>`` (reduce_by_key.cu)."""
-    index = index_bits // 8
-    return _aligned(_aligned(index, element.alignment) + piece_bytes(element), max(index, element.alignment))
+    index, piece_alignment = index_bits // 8, max(element.alignment, 4)
+    return _aligned(_aligned(index, piece_alignment) + piece_bytes(element), max(index, piece_alignment))
 
 
 class SegmentedReducePlan(LookBackPlan):

@@ -79,21 +79,19 @@ gpulab_reduce_by_key(Input0 keys, Input1 in, index_t n, KeyOutput out_keys, Outp
     // 3. Write: the keys of the runs that start here, the folds of the runs that end here.
     index_t run = (carried ? carry.starts : 0) - 1;  // the run open before this thread's first item (-1: none)
     value_t fold = carry.piece.value;                // its items before this thread's
-    bool has = carried && carry.piece.has;
-    #pragma unroll
-    for (int j = 0; j < SCAN_ITEMS; ++j) {
-        if (j < mine) {
-            const value_t x = items[slot(first + j)];
-            if (starts >> j & 1) {
-                if (has) store(out, run, fold);  // the run before ends at item j - 1
-                ++run;
-                store(out_keys, run, key_items[slot(first + j)]);
-                fold = x;
-            } else {
-                fold = has ? combine(fold, x) : x;
-            }
-            has = true;
+    bool has = carried && (carry.piece.flags & PIECE_HAS);
+    #pragma unroll 1  // a loop, not SCAN_ITEMS copies of its stores: half the kernel's code, and of its link time
+    for (int j = 0; j < mine; ++j) {
+        const value_t x = items[slot(first + j)];
+        if (starts >> j & 1) {
+            if (has) store(out, run, fold);  // the run before ends at item j - 1
+            ++run;
+            store(out_keys, run, key_items[slot(first + j)]);
+            fold = x;
+        } else {
+            fold = has ? combine(fold, x) : x;
         }
+        has = true;
     }
     if (mine > 0 && base + first + mine == n) {  // the last item of all: the last run ends here
         store(out, run, fold);

@@ -193,7 +193,7 @@ gpulab_segmented_reduce(Input0 in, index_t n, Offsets offsets, long long segment
     //    them is written with them.
     bool carried;
     const Piece<value_t> carry = exclusive_prefix(piece, status, tile, epoch, carried, joined);
-    if (closes) store(out, closing, op(initial, carried && carry.has ? combine(carry.value, head) : head, u));
+    if (closes) store(out, closing, op(initial, carried && (carry.flags & PIECE_HAS) ? combine(carry.value, head) : head, u));
 
     // Empty segments, and the offsets' check: this block's share of the segments.
     const long long stride = (long long)gridDim.x * BLOCK_THREADS;

@@ -11,28 +11,31 @@
 // `value` always holds a real item, or a fold of real items, even where
 // `has` is false: every lane of a warp combines (common.cu), and the operator
 // then only ever sees values it could meet in the input.
+#define PIECE_HAS 1u    // an item was folded into the value
+#define PIECE_RESET 2u  // a segment starts among the items (what came before belongs to another)
+
 template <typename T>
 struct Piece {
     T value;
-    bool has;    // whether any item was folded into value
-    bool reset;  // whether a segment starts among the items (what came before belongs to another)
+    unsigned int flags;  // PIECE_HAS, PIECE_RESET: bits of one word, joined by two logic operations
 };
 
 template <typename T>
 __device__ __forceinline__ Piece<T> piece_of(T value, bool has, bool reset) {
     Piece<T> piece;
     piece.value = value;
-    piece.has = has;
-    piece.reset = reset;
+    piece.flags = (has ? PIECE_HAS : 0u) | (reset ? PIECE_RESET : 0u);
     return piece;
 }
 
 template <typename T, typename Combine>
 __device__ __forceinline__ Piece<T> join(const Piece<T>& a, const Piece<T>& b, Combine combine) {
     const T joined = combine(a.value, b.value);  // computed by every lane, kept where it belongs
-    const bool both = a.has && b.has && !b.reset;
-    return piece_of(pick(both, joined, pick(b.has || b.reset, b.value, a.value)),
-                    b.reset ? b.has : a.has || b.has, a.reset || b.reset);
+    const bool both = (a.flags & b.flags & PIECE_HAS) && !(b.flags & PIECE_RESET);
+    Piece<T> out;
+    out.value = pick(both, joined, pick((b.flags & (PIECE_HAS | PIECE_RESET)) != 0, b.value, a.value));
+    out.flags = b.flags & PIECE_RESET ? b.flags : a.flags | b.flags;
+    return out;
 }
 
 // What comes before this thread's items, over the whole input: the block's
