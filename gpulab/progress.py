@@ -3,7 +3,8 @@
 Short work shows nothing, and neither does work whose stderr is not a
 terminal (a script's log, a captured output): a bar is for a person
 watching. tqdm picks a widget in a notebook and a text bar in a terminal
-(``tqdm.auto``); it is imported only when a bar is shown, and where it is
+(``tqdm.auto``); it is imported when the first work that may show a bar
+begins, in the thread that begins it (:func:`_bar_class`), and where it is
 not installed the work runs without one.
 """
 
@@ -46,6 +47,7 @@ class Progress:
         self._ticker = threading.Thread(target=self._tick, daemon=True) if ticking else None
 
     def __enter__(self) -> Progress:
+        _bar_class()
         if self._ticker is not None:
             self._ticker.start()
         return self
@@ -94,9 +96,8 @@ class Progress:
     def _shown(self):
         """The bar, made once the work has lasted long enough (``None`` before, or without tqdm)."""
         if self._bar is None and time.perf_counter() - self.start >= DELAY:
-            try:
-                from tqdm.auto import tqdm
-            except ImportError:
+            tqdm = _bar_class()
+            if tqdm is None:
                 self._bar = False
             else:
                 # disable=None: no bar where stderr is not a terminal (a notebook's widget is always shown)
@@ -108,3 +109,22 @@ class Progress:
                     self._bar.start_t -= time.perf_counter() - self.start
                     self._bar.refresh()
         return self._bar or None
+
+
+_BAR_CLASS: list = []
+
+
+def _bar_class():
+    """``tqdm.auto.tqdm`` (None without tqdm), imported once, by the thread that first begins work.
+
+    Not by the ticker or a worker: ``tqdm.auto`` silences a warning of its import with
+    ``warnings.catch_warnings``, whose filters are the process's, so another thread leaving its own
+    ``catch_warnings`` meanwhile (numba's, while it compiles) let the warning through into the notebook.
+    """
+    if not _BAR_CLASS:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            tqdm = None
+        _BAR_CLASS.append(tqdm)
+    return _BAR_CLASS[0]

@@ -7,9 +7,11 @@
  *   install              `npm ci`: exact versions from package-lock.json, which
  *                        it never rewrites. Skipped when node_modules was
  *                        already installed from the current lock file.
- *   run build:if-stale   `npm run build:prod`, unless ../gpulab/labextension is
- *                        newer than every source file (src/, style/,
- *                        package.json, package-lock.json, tsconfig.json).
+ *   run build:if-stale   `npm run build:prod`, unless ../gpulab/labextension and
+ *                        the live view's ../gpulab/notebook/static are newer than
+ *                        every source file (src/, style/, scripts/widget.mjs,
+ *                        ../gpulab/display/tokens.json, package.json,
+ *                        package-lock.json, tsconfig.json).
  *   anything else        passed to npm as is.
  *
  * Set GPULAB_FORCE_JS_BUILD=1 to install and build regardless.
@@ -82,15 +84,18 @@ if (cmd === 'install') {
   }
   npm(['ci', ...rest]);
 } else if (cmd === 'run' && rest[0] === 'build:if-stale') {
-  const out = resolve(here, '..', 'gpulab', 'labextension');
-  const built = existsSync(join(out, 'package.json')) ? treeMtime(out, false) : -1;
+  const lab = resolve(here, '..', 'gpulab', 'labextension');
+  const widget = resolve(here, '..', 'gpulab', 'notebook', 'static');
+  const built =
+    existsSync(join(lab, 'package.json')) && existsSync(join(widget, 'widget.js'))
+      ? Math.min(treeMtime(lab, false), treeMtime(widget, false))
+      : -1;
   const sources = Math.max(
-    ...['src', 'style', 'package.json', 'package-lock.json', 'tsconfig.json'].map(p =>
-      treeMtime(join(here, p))
-    )
+    ...['src', 'style', 'scripts/widget.mjs', '../gpulab/display/tokens.json', 'package.json',
+      'package-lock.json', 'tsconfig.json'].map(p => treeMtime(join(here, p)))
   );
   if (built >= 0 && built >= sources && !force) {
-    console.log('[gpulab] gpulab/labextension is up to date; skipping the JS build');
+    console.log('[gpulab] gpulab/labextension and gpulab/notebook/static are up to date; skipping the JS build');
     process.exit(0);
   }
   npm(['run', 'build:prod']);

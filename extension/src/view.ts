@@ -14,6 +14,7 @@
  */
 import { IAnalysisView, analysisView } from './analysis';
 import { IBundle, IPane, normalizeBundle } from './bundle';
+import { IBuildHost, IControls, controlsBar, diffPane } from './controls';
 import { IToken, LineTokenizer, segments, tokenizerFor } from './highlight';
 import { firstHidden } from './layout';
 import { LineMap, scrollTarget, splitLines } from './linemap';
@@ -44,8 +45,10 @@ type Doc = Document;
  * there is some (a short Python function shows whole, and takes no more), and of what is left more
  * for panes of longer lines. `gpulab/display/html.py` (`_flex`) shares rows alike.
  */
-export function paneFlex(widest: number): string {
-  return `${Math.max(1, Math.min(80, widest) - 32)} 1 min(${widest + 12}ch, 36em)`;
+export function paneFlex(widest: number, id: string): string {
+  // Where the row is short of room the Python pane gives first: the SASS keeps its operands.
+  const shrink = id === 'python' ? 3 : 1;
+  return `${Math.max(1, Math.min(80, widest) - 32)} ${shrink} min(${widest + 12}ch, 36em)`;
 }
 
 function h<K extends keyof HTMLElementTagNameMap>(
@@ -138,7 +141,7 @@ export class PaneView {
         widest = l.length;
       }
     }
-    node.style.flex = paneFlex(widest);
+    node.style.flex = paneFlex(widest, pane.id);
     this.node = node;
 
     // Header: title, line count, search box, match count, copy button.
@@ -901,9 +904,15 @@ export class BuildView implements IPaneHost {
   private _chosen = false;
   private _resizeObserver: ResizeObserver | null = null;
   private _expanded = false;
+  private readonly _host: IBuildHost | null;
+  private _controls: IControls | null = null;
+  private _controlsEl: HTMLElement | null = null;
+  private _diffEl: HTMLElement | null = null;
 
-  constructor(doc: Doc = document) {
+  /** `host`: the kernel of a live view (widget.ts), which rebuilds; none for a saved output. */
+  constructor(doc: Doc = document, host: IBuildHost | null = null) {
     this._doc = doc;
+    this._host = host;
     const node = h(doc, 'div', 'gpulab-build');
     // Focusable parts (search boxes, buttons) must not trigger notebook
     // command-mode shortcuts such as `d d`.
@@ -980,6 +989,31 @@ export class BuildView implements IPaneHost {
     this._draw();
   }
 
+  /** Show what the kernel offers and is doing (a live view only): the build bar and the diff pane. */
+  setControls(controls: IControls | null): void {
+    this._controls = controls;
+    this._drawControls();
+  }
+
+  private _drawControls(): void {
+    const b = this.shown;
+    const host = this._host;
+    const bar = b && host && this._controls ? controlsBar(this._doc, this._controls, b.target, b.options, host) : null;
+    const row = this.node.querySelector('.gpulab-header > .gpulab-layout');
+    if (this._controlsEl) {
+      this._controlsEl.remove();
+    }
+    this._controlsEl = bar;
+    if (bar && row) {
+      row.after(bar);
+    }
+    this._diffEl?.remove();
+    this._diffEl = host && this._controls ? diffPane(this._doc, this._controls, host) : null;
+    if (this._diffEl) {
+      this.node.appendChild(this._diffEl);
+    }
+  }
+
   /** Switch between the main build and its `compare` build. */
   showVariant(v: Variant): void {
     if (v === this._variant || !this._bundle) {
@@ -1049,6 +1083,7 @@ export class BuildView implements IPaneHost {
     this._placeSplitters();
     this.node.appendChild(panesEl);
     this._fitPanes();
+    this._drawControls();
   }
 
   // ---- header ------------------------------------------------------------
@@ -1263,13 +1298,12 @@ export class BuildView implements IPaneHost {
     }
   }
 
-  /** Freeze every shown pane's width as its flex share; return the two beside a splitter. */
+  /** Freeze every shown pane's width as its flex share (from no basis); return the two beside a splitter. */
   private _widths(left: PaneView, right: PaneView): [number, number] {
-    for (const p of this._panes) {
-      if (!this._hidden.has(p.id)) {
-        p.node.style.flexGrow = String(p.node.getBoundingClientRect().width || 1);
-      }
-    }
+    // Measure every pane before changing any: a change reflows the others.
+    const shown = this._panes.filter(p => !this._hidden.has(p.id));
+    const widths = shown.map(p => p.node.getBoundingClientRect().width || 1);
+    shown.forEach((p, i) => (p.node.style.flex = `${widths[i]} 1 0px`));
     return [Number(left.node.style.flexGrow), Number(right.node.style.flexGrow)];
   }
 

@@ -20,6 +20,7 @@ from ..mapped import Mapped, walk
 from ..options import BuildOptions, build_options
 from ..lru import LRU
 from ..progress import Progress
+from ..shown import Shown
 from ..types import ElementType, element_type
 from . import codegen, disasm, flags, frontend, linemap, link, nvrtc
 from .analysis.costs import LineCosts, line_costs
@@ -42,7 +43,7 @@ ORIGINS = ("built", "memory", "disk")
 
 
 @dataclass
-class Build:
+class Build(Shown):
     """Every artifact of one build, from the Python source to the SASS.
 
     Attributes
@@ -72,6 +73,8 @@ class Build:
     origin : str
         Where the last :func:`compile` that returned this build got it: one of :data:`ORIGINS`.
         Stage timings are of that moment only when it is ``"built"``.
+    spec : BuildSpec or None
+        What the last :func:`build_for` that returned it was asked for (a live view rebuilds from it).
     """
 
     key: str
@@ -99,6 +102,7 @@ class Build:
     built_at: float | None = None
     origin: str = "built"
     disassembly: linemap.Disassembly | None = field(default=None, repr=False)
+    spec: BuildSpec | None = field(default=None, repr=False, compare=False)
 
     @property
     def sass(self) -> str:
@@ -430,6 +434,7 @@ def build_for(spec: BuildSpec, check_seconds: float | None = None) -> Build:
 
     build = cache.default_cache().get_or_build(spec.key, built, encode=encode, decode=loaded)
     build.origin = origin[0]
+    build.spec = spec
     if check_seconds is not None:
         build.timings.setdefault("check", check_seconds)  # a build first made without a check of its own
     return build

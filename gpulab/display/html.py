@@ -15,6 +15,7 @@ import html
 import json
 import re
 import uuid
+from pathlib import Path
 from typing import Any, Iterable
 
 from pygments.token import STANDARD_TYPES
@@ -149,7 +150,8 @@ def _flex(pane: dict) -> str:
     function shows whole, and takes no more), and of what is left more for panes of longer lines
     (as the extension's ``paneFlex``)."""
     longest = max((len(line.expandtabs(4)) for line in _display_text(pane).splitlines()), default=0)
-    return f"flex:{max(1, min(longest, 80) - 32)} 1 min({longest + 12}ch,36em)"
+    shrink = 3 if pane.get("id") == "python" else 1  # short of room, the Python pane gives first
+    return f"flex:{max(1, min(longest, 80) - 32)} {shrink} min({longest + 12}ch,36em)"
 
 
 class _Hints:
@@ -409,18 +411,15 @@ def _script_json(value: Any) -> str:
             .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
-_LIGHT = """
-color-scheme:light;--gl-bg:#ffffff;--gl-fg:#1f2328;--gl-muted:#656d76;--gl-border:#d0d7de;--gl-head:#f6f8fa;
---gl-hot:rgba(9,105,218,.16);--gl-accent:#0969da;--gl-warn:#bc4c00;--gl-ok:#1a7f37;
---gl-kw:#cf222e;--gl-decl:#8250df;--gl-type:#0550ae;--gl-var:#953800;--gl-lit:#0550ae;
---gl-str:#0a3069;--gl-com:#6e7781;--gl-pre:#9a6700;--gl-lab:#116329;--gl-dec:#bf3989;
-""".replace("\n", "")
-_DARK = """
-color-scheme:dark;--gl-bg:#0d1117;--gl-fg:#e6edf3;--gl-muted:#8d96a0;--gl-border:#30363d;--gl-head:#161b22;
---gl-hot:rgba(88,166,255,.22);--gl-accent:#58a6ff;--gl-warn:#f0883e;--gl-ok:#3fb950;
---gl-kw:#ff7b72;--gl-decl:#d2a8ff;--gl-type:#79c0ff;--gl-var:#ffa657;--gl-lit:#79c0ff;
---gl-str:#a5d6ff;--gl-com:#8b949e;--gl-pre:#d29922;--gl-lab:#7ee787;--gl-dec:#ff7ec7;
-""".replace("\n", "")
+_TOKENS = json.loads((Path(__file__).parent / "tokens.json").read_text())
+
+
+def _scheme(name: str) -> str:
+    """The colour tokens of scheme `name` (tokens.json, which the live view's CSS is built from too) as CSS."""
+    return f"color-scheme:{name};" + "".join(f"--gl-{k}:{v};" for k, v in _TOKENS[name].items())
+
+
+_LIGHT, _DARK = _scheme("light"), _scheme("dark")
 _G = ".gpulab-build"
 _CSS = (
     f"{_G}{{{_LIGHT}}}"

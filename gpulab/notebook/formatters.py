@@ -1,23 +1,42 @@
-"""How gpulab's objects display in IPython when they cannot say so themselves.
+"""What gpulab's objects show: a build its live view, its line costs, diagnostics and diffs tables.
 
-A :class:`~gpulab.compiler.build.Build`, its line costs, diagnostics and
-diffs live in the compiler, which knows nothing of views; IPython's
-MIME-bundle formatter shows a build as its view and the others as tables.
-``import gpulab`` registers this in a running IPython, ``%load_ext gpulab``
-in the shell it loads into. Nothing is imported until a build is shown.
+A :class:`~gpulab.compiler.build.Build`, its line costs, diagnostics and diffs live in the
+compiler, which knows nothing of views: they carry the display protocols (:mod:`gpulab.shown`)
+and ask here, so IPython, every Jupyter frontend and marimo show them with no formatter of
+IPython's registered. ``import gpulab`` registers this. Nothing is imported until one is shown.
 """
 
 from __future__ import annotations
 
-import sys
+from .. import shown
+
+
+def live_view(build, panes=None, compare=None, measured=None):
+    """The live view of a :class:`~gpulab.compiler.build.Build` (an anywidget) showing `panes` (default:
+    all), `compare` behind its toggle and what was `measured` on its lines (``Profile.measured``); its
+    static view where anywidget is missing."""
+    from ..compiler.bundle import PANES, bundle_of
+
+    panes = PANES if panes is None else panes
+    try:
+        from .live import BuildWidget
+    except ImportError:  # anywidget is not installed: the view without its build bar
+        from ..display.view import BuildView
+
+        return BuildView(bundle_of(build, panes=panes, compare=compare, measured=measured))
+    return BuildWidget(build, panes=panes, compare=compare, measured=measured)
+
+
+def build_repr(build):
+    """What a :class:`~gpulab.compiler.build.Build` displays as: its live view, and its static renderings
+    for frontends without the live view's model; with the widget's metadata (Colab reads it)."""
+    return live_view(build)._repr_mimebundle_()
 
 
 def build_mimebundle(build) -> dict:
-    """The MIME bundle of a :class:`~gpulab.compiler.build.Build`: its view."""
-    from ..compiler.bundle import bundle_of
-    from ..display.view import BuildView
-
-    return BuildView(bundle_of(build))._repr_mimebundle_()
+    """The MIME bundle of a :class:`~gpulab.compiler.build.Build` (:func:`build_repr` less its metadata)."""
+    found = build_repr(build)
+    return found[0] if isinstance(found, tuple) else found
 
 
 def line_costs_mimebundle(costs) -> dict:
@@ -43,18 +62,13 @@ def diff_mimebundle(found) -> dict:
     return {"text/html": diff_html(data), "text/plain": diff_text(data)}
 
 
-_SHOWN = (("gpulab.compiler.build", "Build", build_mimebundle),
-          ("gpulab.compiler.analysis.costs", "LineCosts", line_costs_mimebundle),
-          ("gpulab.compiler.analysis.diagnostics", "Diagnostics", diagnostics_mimebundle),
-          ("gpulab.compiler.analysis.diff", "BuildDiff", diff_mimebundle))
+_SHOWN = (("Build", build_repr, live_view),
+          ("LineCosts", line_costs_mimebundle, None),
+          ("Diagnostics", diagnostics_mimebundle, None),
+          ("BuildDiff", diff_mimebundle, None))
 
 
-def register(ipython=None) -> None:
-    """Show builds, their costs, diagnostics and diffs in ``ipython`` (default: the running IPython, if any)."""
-    if ipython is None:
-        core = sys.modules.get("IPython")
-        ipython = core.get_ipython() if core is not None else None
-    if ipython is not None:
-        formatter = ipython.display_formatter.mimebundle_formatter
-        for module, name, show in _SHOWN:
-            formatter.for_type_by_name(module, name, show)
+def register() -> None:
+    """Show builds (live), their costs, diagnostics and diffs (tables) wherever they are displayed."""
+    for kind, mimebundle, live in _SHOWN:
+        shown.register(kind, mimebundle, live)

@@ -369,5 +369,5 @@ class GpulabMagics(Magics):
 def load_ipython_extension(ipython) -> None:
     """Register ``%%gpukernel`` and ``%gpulab``, and how builds display (what ``%load_ext gpulab`` calls)."""
     ipython.register_magics(GpulabMagics)
-    formatters.register(ipython)
+    formatters.register()
     tracebacks.register(ipython)

@@ -13,16 +13,16 @@ from ..compiler.analysis.diff import BuildDiff
 from ..compiler.analysis.diff import diff as build_diff
 from ..compiler.build import Build
 from ..compiler.build import compile as compile_build
-from ..compiler.bundle import PANES, bundle_of
+from ..compiler.bundle import PANES
 from ..compiler.target import Target
 from ..device import Device
 from ..display.table import Table
-from ..display.view import BuildView
 from ..errors import ProfilerError
 from ..kernel import Kernel
 from ..options import BuildOptions
 from ..profiler.result import Profile
 from .checks import COMPARE_SIZE, compare_seconds, compare_table, run_check
+from .formatters import live_view
 from .measure import profile_cell
 
 
@@ -62,12 +62,13 @@ class KernelResult:
     profile_error: str | None = None
     panes: tuple[str, ...] = PANES
 
-    def view(self) -> BuildView:
-        """The build view (with the compared build behind a toggle, and what was measured on its lines)."""
+    def view(self):
+        """The build's live view (with the compared build behind a toggle, and what was measured on its lines):
+        see :func:`formatters.live_view`."""
         measured = None
         if self.profile is not None and self.profile.build.key == self.build.key:
             measured = self.profile.measured(self.build)
-        return BuildView(bundle_of(self.build, panes=self.panes, compare=self.compare, measured=measured))
+        return live_view(self.build, panes=self.panes, compare=self.compare, measured=measured)
 
     def measured_parts(self) -> list:
         """With ``--profile``: the launches' figures, and the profiled build's own view when it is not the one shown

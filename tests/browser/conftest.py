@@ -168,25 +168,27 @@ def _stop(process: subprocess.Popen, server: LabServer | None) -> None:
                 pass
 
 
-def _start(tmp: Path, cache_dir: Path, runtime: Path) -> tuple[subprocess.Popen, LabServer]:
+def _start(tmp: Path, cache_dir: Path, runtime: Path, app: str = "lab") -> tuple[subprocess.Popen, LabServer]:
+    """Start ``jupyter lab`` (``app="lab"``, JupyterLab 4) or ``jupyter notebook`` (Notebook 7)."""
     root = tmp / "root"
     root.mkdir(parents=True, exist_ok=True)
     token = secrets.token_hex(24)
     port = _free_port()
-    server = LabServer(f"http://127.0.0.1:{port}", token, root, tmp / "jupyter-lab.log")
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, tmp / f"jupyter-{app}.log")
     jupyter = Path(sys.executable).parent / "jupyter"
+    application = "LabApp" if app == "lab" else "JupyterNotebookApp"
     command = [
-        str(jupyter), "lab", "--no-browser",
+        str(jupyter), app, "--no-browser",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
         f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
         "--ServerApp.allow_root=True",  # CI runs as root
         # Kernels talk over Unix sockets in `runtime`, not TCP ports the launcher picks and frees first:
         # another process taking one in between killed a kernel as it started (a CI run), losing the cells.
         "--KernelManager.transport=ipc",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.news_url=None",
-        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: the tests switch themes through its commands
+        f"--{application}.expose_app_in_browser=True",  # window.jupyterapp: the tests switch themes through its commands
     ]
+    if app == "lab":  # Notebook 7 has neither (an unknown trait stops its extension from loading)
+        command += ["--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.news_url=None"]
     with open(server.log, "ab") as log:
         process = subprocess.Popen(command, cwd=root, env=_environment(tmp / "home", cache_dir, runtime),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -222,9 +224,20 @@ def lab_server(tmp_path_factory, fresh_cache):
         shutil.rmtree(runtime, ignore_errors=True)
 
 
-def _serve(tmp_path: Path, cache_dir: Path, runtime: Path):
+@pytest.fixture(scope="module")
+def notebook_server(tmp_path_factory, fresh_cache):
+    """A Notebook 7 server (``jupyter notebook``), as :func:`lab_server`."""
+    tmp_path = tmp_path_factory.mktemp("notebook")
+    runtime = Path(tempfile.mkdtemp(prefix="gpulab-kernels-"))
+    try:
+        yield from _serve(tmp_path, fresh_cache, runtime, app="notebook")
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _serve(tmp_path: Path, cache_dir: Path, runtime: Path, app: str = "lab"):
     for attempt in range(3):  # another process may take the free port before the server binds it
-        process, server = _start(tmp_path / f"lab{attempt}", cache_dir, runtime)
+        process, server = _start(tmp_path / f"{app}{attempt}", cache_dir, runtime, app)
         try:
             if _wait_ready(process, server):
                 break

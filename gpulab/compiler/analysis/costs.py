@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ...shown import Shown
 from .guide import classes
 from .model import analyse
 
@@ -55,7 +56,7 @@ class LineCost:
 
 
 @dataclass
-class LineCosts:
+class LineCosts(Shown):
     """What each line of a build costs in SASS instructions.
 
     Attributes

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...kernel import parse
+from ...shown import Shown
 from ..codegen import register_cap
 from .attribution import def_line
 from .calls import calls
@@ -72,7 +73,7 @@ class Diagnostic:
                 "message": self.message, "fix": self.fix, "evidence": self.evidence}
 
 
-class Diagnostics(list):
+class Diagnostics(Shown, list):
     """A list of :class:`Diagnostic`; IPython and Jupyter show it as a table (``gpulab.display.analysis``)."""
 
     def as_dict(self) -> list[dict]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...errors import ArgumentError, described
+from ...shown import Shown
 from .calls import calls, count_by_kind
 from .guide import classes
 from .model import Row, analyse
@@ -44,7 +45,7 @@ class DiffRow:
 
 
 @dataclass
-class BuildDiff:
+class BuildDiff(Shown):
     """What :func:`diff` returns: shown as HTML in a notebook and as text elsewhere.
 
     Attributes
