@@ -49,11 +49,10 @@ def segment_rows(table, n: int) -> None:
         count = offsets.size - 1
         out = cupy.empty(count, np.float32)
         read = xs.nbytes + offsets.nbytes
-        temp = cupy.zeros(max(reducer.temp_storage_bytes(n), 1), np.uint8)
         table.try_add(f"gpulab segmented_reduce a+b, {label} (read)", "float32", read,
-                      lambda: reducer(xs, offsets, zero, out=out, temp_storage=temp, check_offsets=False))
+                      lambda: reducer(xs, offsets, zero, out=out, check_offsets=False))
         table.try_add(f"gpulab segmented_reduce a+b, {label}, offsets checked (read)", "float32", read,
-                      lambda: reducer(xs, offsets, zero, out=out, temp_storage=temp))
+                      lambda: reducer(xs, offsets, zero, out=out))
         table.try_add(f"cupy.add.reduceat, {label} (read)", "float32", read,
                       lambda: cupy.add.reduceat(xs, offsets[:-1], out=out))
         _cuda_compute_segments(table, label, xs, offsets, out, read)
@@ -65,8 +64,7 @@ def segment_rows(table, n: int) -> None:
         runs = int(cupy.count_nonzero(keys[1:] != keys[:-1])) + 1
         moved = keys_bytes + values.nbytes + runs * (4 + 4)
         out_keys, out, counted = cupy.empty(n, np.int32), cupy.empty(n, np.float32), cupy.zeros((), np.int64)
-        temp = cupy.zeros(max(planner.temp_storage_bytes(n), 1), np.uint8)
-        arguments = dict(out_keys=out_keys, out=out, count=counted, temp_storage=temp)
+        arguments = dict(out_keys=out_keys, out=out, count=counted)
         table.try_add(f"gpulab reduce_by_key a+b, runs of ~{mean_run} (r + runs w)", "float32", moved,
                       lambda a=arguments: planner(keys, values, **a))
         table.try_add(f"gpulab reduce_by_key a+b, runs of ~{mean_run}, count read (finish)", "float32", moved,

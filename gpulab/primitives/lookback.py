@@ -94,8 +94,9 @@ class LookBackPlan(DevicePlan):
 
     replays = False  # every launch passes a new epoch
 
-    def __init__(self, primitive: str, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=()):
-        super().__init__(primitive, kernel, types, device, options, mapped)
+    def __init__(self, primitive: str, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=(),
+                 keys=None):
+        super().__init__(primitive, kernel, types, device, options, mapped, keys)
         self._status = StatusStorage()
 
     def status_value_size(self, prepared) -> int:

@@ -12,9 +12,11 @@ import numpy as np
 from ..conversion import scalar
 from ..errors import LengthMismatchError, OffsetsError
 from ..options import BuildOptions, build_options
-from ..host.segments import check_offset_array, keep_first, offsets_problem, run_reduce_by_key, run_segmented_reduce
+from ..host.segments import (OFFSET_TYPES, check_offset_array, keep_first, offsets_problem, run_reduce_by_key,
+                             run_segmented_reduce)
 from ..registry import PRIMITIVES
-from ..runtime.arrays import array_fields, device_array, empty
+from ..runtime.arrays import (INT32_MAX, array_fields, contiguous_fields, device_array, empty, plain_cupy_array,
+                              plain_output)
 from ..runtime.module import value_fields
 from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
@@ -23,7 +25,7 @@ from .dispatch import check_host_inputs, gpu_device, host_copies, make_plan, pla
 from .dispatch import verify as hold_to_host
 from .filter import KEPT_DTYPE
 from .lookback import LookBackPlan
-from .plan import index_bits_of, on_plan_device
+from .plan import index_bits_of, on_plan_device, plain_input
 
 __all__ = ["SegmentedReducePlan", "ReduceByKeyPlan", "segmented_reduce", "make_segmented_reduce", "reduce_by_key",
            "make_reduce_by_key", "unique_by_key", "make_unique_by_key"]
@@ -54,11 +56,12 @@ class SegmentedReducePlan(LookBackPlan):
         super().__init__("segmented_reduce", kernel, types, device, options, mapped)
         self.element = self.types[0]
         self._initial_fields = value_fields(self.element.dtype)
+        self._piece_bytes = piece_bytes(self.element)
         self._bad = StreamScratch()  # zeroed; a launch that finds a bad offset leaves it set, the check clears it
 
     def status_value_size(self, prepared) -> int:
         """A tile's status value is a piece of segments."""
-        return piece_bytes(self.element)
+        return self._piece_bytes
 
     def tiles(self, n: int, prepared) -> int:
         """Blocks a launch takes: one per tile of the input, at least one (it also writes empty segments)."""
@@ -90,7 +93,10 @@ class SegmentedReducePlan(LookBackPlan):
         dtype = self.element.dtype
         uniform_values = self.uniform_values()
         fields, n, extent = self.input_fields(xs, 0, uniform_values)
-        offset_view, offset_fields, segments = self._offsets(offsets)
+        self.check_device(offsets, "offsets")
+        view = device_array(offsets, name="offsets")
+        check_offset_array(view.dtype, view.shape)
+        offset_fields, segments = (view.pointer, view.layout.inner_stride, int(view.dtype.itemsize == 8)), view.size - 1
         initial_fields = self._initial_fields(scalar(initial, self.element))
         if out is None:
             out = empty(segments, dtype)
@@ -102,42 +108,82 @@ class SegmentedReducePlan(LookBackPlan):
         if segments == 0:
             return out
         handle = stream_handle(stream)
-        bad = self._bad.get(BAD_BYTES, handle)[0] if check_offsets else 0
-        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
-        prepared.launcher("gpulab_segmented_reduce")(tiles, handle, *fields, n, *offset_fields, segments, *out_fields,
-                                                     *status, epoch, *initial_fields, bad,
-                                                     *prepared.uniform_fields(uniform_values))
-        prepared.check_reads(uniform_values, handle)
-        if check_offsets:
-            self._check(bad, offset_view, offset_fields[1], segments, n, handle)
+        self._launch(prepared, handle, n, fields, offset_fields, view.dtype, segments, out_fields, initial_fields,
+                     temp_storage, prepared.uniform_fields(uniform_values), check_offsets,
+                     lambda: prepared.check_reads(uniform_values, handle))
         return out
 
-    def _offsets(self, offsets):
-        """``(view, the kernel's Offsets fields, S)`` of a device array of offsets."""
-        self.check_device(offsets, "offsets")
-        view = device_array(offsets, name="offsets")
-        check_offset_array(view.dtype, view.shape)
-        return view, (view.pointer, view.layout.inner_stride, int(view.dtype.itemsize == 8)), view.size - 1
-
-    @staticmethod
-    def _check(bad: int, view, stride: int, segments: int, n: int, stream: int) -> None:
-        """Wait for ``stream`` and raise for the first bad offset the launch recorded at ``bad``, clearing it."""
+    def plain_call(self, prepared):
+        """See :meth:`DevicePlan.plain_call`: ``xs`` and ``offsets`` (int32 or int64, at least one segment)
+        C-contiguous CuPy arrays, ``out`` one too or ``None``, ``initial`` a scalar of the element's own type, no
+        ``temp_storage``."""
         import cupy
 
-        runtime = cupy.cuda.runtime
-        word = np.zeros(1, np.uint64)
-        runtime.memcpyAsync(word.ctypes.data, bad, BAD_BYTES, runtime.memcpyDeviceToHost, stream)
-        runtime.streamSynchronize(stream)
-        if not word[0]:
-            return
-        runtime.memsetAsync(bad, 0, BAD_BYTES, stream)
-        k = int(~word[0])
-        pair = np.zeros(2, view.dtype)
-        for j in (0, 1):
-            runtime.memcpyAsync(pair[j:].ctypes.data, view.pointer + (k + j) * stride * view.dtype.itemsize,
-                                view.dtype.itemsize, runtime.memcpyDeviceToHost, stream)
-        runtime.streamSynchronize(stream)
-        raise OffsetsError(offsets_problem(k, int(pair[0]), int(pair[1]), segments, n))
+        current_stream = cupy.cuda.get_current_stream
+        dtype, ordinal, initial_fields = self.element.dtype, self.device.ordinal, self._initial_fields
+        initial_type = dtype.type if dtype.names is None else None
+
+        def call(xs, offsets, initial, *, out=None, temp_storage=None, stream=None, check_offsets=True):
+            if type(initial) is not initial_type or stream is not None or temp_storage is not None:
+                return None
+            found, bounds = plain_input(xs, dtype, ordinal), _plain_offsets(offsets, ordinal)
+            if found is None or bounds is None:
+                return None
+            (pointer, n), (bounds_pointer, bounds_dtype, segments) = found, bounds
+            output = plain_output(out, segments, dtype, ordinal)
+            if output is None:
+                return None
+            self._launch(prepared, current_stream().ptr, n, contiguous_fields(pointer, n),
+                         (bounds_pointer, 1, int(bounds_dtype.itemsize == 8)), bounds_dtype, segments,
+                         contiguous_fields(output[1], segments), initial_fields(initial), None, (), check_offsets)
+            return output[0]
+
+        return call
+
+    def _launch(self, prepared, stream: int, n: int, fields, offset_fields, offset_dtype, segments: int, out_fields,
+                initial_fields, temp_storage, uniform_fields, check_offsets: bool, check_reads=None) -> None:
+        """Launch the segmented reduce of ``n`` items into ``segments`` results on ``stream``; then, when asked,
+        wait and raise for bad offsets (after bad reads, which ``check_reads`` raises for)."""
+        bad = self._bad.get(BAD_BYTES, stream)[0] if check_offsets else 0
+        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, stream)
+        prepared.launcher("gpulab_segmented_reduce")(tiles, stream, *fields, n, *offset_fields, segments, *out_fields,
+                                                     *status, epoch, *initial_fields, bad, *uniform_fields)
+        if check_reads is not None:
+            check_reads()
+        if check_offsets:
+            _check_offsets(bad, offset_fields, offset_dtype, segments, n, stream)
+
+
+def _plain_offsets(offsets, ordinal: int):
+    """``(pointer, dtype, S)`` of offsets a plain call takes (a C-contiguous CuPy array of int32 or int64 on the
+    device, of at least two offsets), else ``None``."""
+    dtype = getattr(offsets, "dtype", None)
+    if dtype not in OFFSET_TYPES:
+        return None
+    found = plain_cupy_array(offsets, dtype, ordinal)
+    if found is None or offsets.ndim != 1 or not 2 <= found[1] <= INT32_MAX:  # the 32-bit build's
+        return None
+    return found[0], dtype, found[1] - 1
+
+
+def _check_offsets(bad: int, offset_fields, dtype: np.dtype, segments: int, n: int, stream: int) -> None:
+    """Wait for ``stream`` and raise for the first bad offset the launch recorded at ``bad``, clearing it."""
+    import cupy
+
+    runtime = cupy.cuda.runtime
+    word = np.zeros(1, np.uint64)
+    runtime.memcpyAsync(word.ctypes.data, bad, BAD_BYTES, runtime.memcpyDeviceToHost, stream)
+    runtime.streamSynchronize(stream)
+    if not word[0]:
+        return
+    runtime.memsetAsync(bad, 0, BAD_BYTES, stream)
+    k, (pointer, stride, _) = int(~word[0]), offset_fields
+    pair = np.zeros(2, dtype)
+    for j in (0, 1):
+        runtime.memcpyAsync(pair[j:].ctypes.data, pointer + (k + j) * stride * dtype.itemsize, dtype.itemsize,
+                            runtime.memcpyDeviceToHost, stream)
+    runtime.streamSynchronize(stream)
+    raise OffsetsError(offsets_problem(k, int(pair[0]), int(pair[1]), segments, n))
 
 
 class ReduceByKeyPlan(LookBackPlan):
@@ -147,10 +193,11 @@ class ReduceByKeyPlan(LookBackPlan):
         super().__init__("reduce_by_key", kernel, types, device, options, mapped, keys)
         self.element = self.types[0]
         self.key = element_type(keys)
+        self._runs_bytes = {bits: runs_bytes(self.element, bits) for bits in (32, 64)}
 
     def status_value_size(self, prepared) -> int:
         """A tile's status value is its count of run starts and its piece."""
-        return runs_bytes(self.element, prepared.build.options.index_bits)
+        return self._runs_bytes[prepared.build.options.index_bits]
 
     def argument_order(self, build):
         return {"gpulab_reduce_by_key": ("keys", "in", "n", "out_keys", "out", "runs_total", "status", "epoch",
@@ -200,12 +247,44 @@ class ReduceByKeyPlan(LookBackPlan):
             count.fill(0)
             return out_keys, out, count
         handle = stream_handle(stream)
-        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, handle)
-        prepared.launcher("gpulab_reduce_by_key")(tiles, handle, *key_fields, *fields, n, *key_out_fields,
-                                                  *out_fields, count_pointer, *status, epoch,
-                                                  *prepared.uniform_fields(uniform_values))
+        self._launch(prepared, handle, n, key_fields, fields, key_out_fields, out_fields, count_pointer, temp_storage,
+                     prepared.uniform_fields(uniform_values))
         prepared.check_reads(uniform_values, handle)
         return out_keys, out, count
+
+    def plain_call(self, prepared):
+        """See :meth:`DevicePlan.plain_call`: ``keys`` and ``values`` C-contiguous CuPy arrays of one length,
+        ``out_keys``, ``out`` and ``count`` ones too or ``None``, no ``temp_storage``."""
+        import cupy
+
+        current_stream = cupy.cuda.get_current_stream
+        dtype, key_dtype, ordinal = self.element.dtype, self.key.dtype, self.device.ordinal
+
+        def call(keys, values, *, out_keys=None, out=None, count=None, temp_storage=None, stream=None):
+            if stream is not None or temp_storage is not None:
+                return None
+            found, found_keys = plain_input(values, dtype, ordinal), plain_input(keys, key_dtype, ordinal)
+            if found is None or found_keys is None or found_keys[1] != found[1]:
+                return None
+            (pointer, n), key_pointer = found, found_keys[0]
+            outputs = (plain_output(out_keys, n, key_dtype, ordinal), plain_output(out, n, dtype, ordinal),
+                       plain_output(count, None, KEPT_DTYPE, ordinal))
+            if None in outputs:
+                return None
+            (out_keys, key_out), (out, out_pointer), (count, count_pointer) = outputs
+            self._launch(prepared, current_stream().ptr, n, contiguous_fields(key_pointer, n),
+                         contiguous_fields(pointer, n), contiguous_fields(key_out, n), contiguous_fields(out_pointer, n),
+                         count_pointer, None, ())
+            return out_keys, out, count
+
+        return call
+
+    def _launch(self, prepared, stream: int, n: int, key_fields, fields, key_out_fields, out_fields,
+                count_pointer: int, temp_storage, uniform_fields) -> None:
+        """Launch the reduce_by_key of ``n`` keys and values on ``stream``."""
+        tiles, status, epoch = self.acquire_status(n, prepared, temp_storage, stream)
+        prepared.launcher("gpulab_reduce_by_key")(tiles, stream, *key_fields, *fields, n, *key_out_fields,
+                                                  *out_fields, count_pointer, *status, epoch, *uniform_fields)
 
 
 # --- one-shot calls and reusable objects ----------------------------------------

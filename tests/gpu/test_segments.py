@@ -228,3 +228,21 @@ def test_iota_values_give_each_runs_first_position():
     want_keys, want_starts = gpulab.unique_by_key(keys, gpulab.iota(keys.size), device="host")
     np.testing.assert_array_equal(cupy.asnumpy(unique), want_keys)
     np.testing.assert_array_equal(cupy.asnumpy(starts), want_starts)
+
+
+def test_plain_calls_give_what_general_calls_give_and_check_offsets_too():
+    items = cupy.asarray(_items("int64", 100_000))
+    offsets = cupy.asarray(_offsets(items.size, "random"))
+    plan = gpulab.make_segmented_reduce(last, items)
+    storage = cupy.zeros(plan.temp_storage_bytes(items.size), np.uint8)
+    general = plan(items, offsets, np.int64(-1), temp_storage=storage)  # loads the build; the calls below are plain
+    for _ in range(2):
+        np.testing.assert_array_equal(cupy.asnumpy(plan(items, offsets, np.int64(-1))), cupy.asnumpy(general))
+    with pytest.raises(OffsetsError, match=r"offsets\[1\] = 5 > offsets\[2\] = 3"):
+        plan(items, cupy.asarray([0, 5, 3], np.int64), np.int64(-1))
+    keys, values = cupy.asarray(_keys(items.size, 30)), items
+    by_key = gpulab.make_reduce_by_key(last, keys, values)
+    first = by_key.finish(by_key(keys, values, temp_storage=cupy.zeros(by_key.temp_storage_bytes(keys.size), np.uint8)))
+    again = by_key.finish(by_key(keys, values))
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(cupy.asnumpy(a), cupy.asnumpy(b))

@@ -333,3 +333,25 @@ def test_the_plans_size_tile_status_as_the_templates_lay_it_out(dtype, index_bit
     elements = {value.cxx: value, key.cxx: key, "value_t": value, "out_t": value, "key_t": key}
     piece, runs = kernel_parameters(probe, ["probe"], elements, index_bits)["probe"]
     assert (piece.dtype.itemsize, runs.dtype.itemsize) == (piece_bytes(value), runs_bytes(value, index_bits))
+
+
+@pytest.mark.parametrize("primitive, examples", [
+    ("segmented_reduce", [np.dtype(np.float32)]),
+    ("reduce_by_key", [np.dtype(np.int16), np.dtype(np.float64)]),
+    ("reduce_by_key", [gpulab.mapped(tens, np.dtype(np.int64)), gpulab.iota(4)]),
+])
+def test_a_plan_and_its_template_agree_on_every_parameter(primitive, examples):
+    """Made and built, not run: the parameters a plan writes, in its order, are its kernel's, and the structs it
+    writes (inputs, outputs, tile status) have the fields it writes them with."""
+    from gpulab.device import Device
+    from gpulab.primitives import dispatch, params
+    from gpulab.registry import PRIMITIVES
+    from gpulab.runtime.module import ArgumentPack
+
+    gpu = Device("cuda:0", "a compute capability 9.0 GPU (a record: nothing runs here)", (9, 0), 80 * 2**30, 132)
+    plan = dispatch.make_plan(PRIMITIVES[primitive], last if primitive == "reduce_by_key" else add, examples, gpu)
+    build = plan.build()
+    for kernel, order in plan.argument_order(build).items():
+        ArgumentPack(build.parameters[kernel], order)  # raises when the plan's order is not the kernel's
+        params.check_fields(build.parameters[kernel], params.written_fields(build.parameters[kernel], plan.kinds))
+    assert repr(plan).startswith(f"<gpulab {type(plan).__name__}: {primitive}(")
