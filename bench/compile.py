@@ -84,7 +84,7 @@ def in_process(target: str, cache_dir: str, source_dir: str, count: int, primiti
     import gpulab.cache
 
     gpulab.cache.reset_default_cache()
-    from gpulab.compiler.build import build_for, make_spec
+    from gpulab.compiler.pipeline import build_for, make_spec
     from gpulab.notebook.formatters import build_mimebundle
 
     found = {}

@@ -76,7 +76,7 @@ def diagnose(target, strided_example, contiguous_example) -> list[dict]:
     rows = []
     for case, kind, primitive, fn, what, expected in CASES:
         build = gpulab.compile(primitive, fn, target=target)
-        rows.append(_row(case, kind, primitive, fn, what, expected, build, build.diagnostics))
+        rows.append(_row(case, kind, primitive, fn, what, expected, build, gpulab.diagnostics(build)))
     build = gpulab.compile("map", axpb, target=target)
     for what, example, expected in (("before: strided view x[::2]", strided_example, True),
                                     ("after: contiguous copy", contiguous_example, False)):

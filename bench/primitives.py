@@ -314,7 +314,7 @@ def build_times() -> dict:
     ``first``: the first float32 kernel text of its primitive in this process (NVRTC runs);
     ``next``: a new operator for a kernel text NVRTC has compiled (what a notebook that edits a function pays).
     """
-    from gpulab.compiler.build import KERNEL_CODE, build_for, make_spec
+    from gpulab.compiler.pipeline import KERNEL_CODE, build_for, make_spec
 
     def first_map(x):
         return x * 3 + 2

@@ -11,9 +11,10 @@ on the lines of their build (``gpulab.profile``) and grade an exercise against t
 from . import errors
 from .bench import BenchResult, bench
 from .cache import cache_info, clear_cache
-from .compiler.analysis import explain
+from .compiler.analysis import diagnostics, explain, line_costs
 from .compiler.analysis.diff import diff
-from .compiler.build import Build, compile
+from .compiler.build import Build
+from .compiler.pipeline import compile
 from .compiler.target import Target
 from .device import current, devices, use
 from .iota import Iota, iota

@@ -76,7 +76,7 @@ def flagged(outputs, builds: list[Build]) -> list[str]:
     found = [(d["kind"], d["line"], d["message"]) for output in outputs
              for d in (output.data.get(MIME_TYPE) or {}).get("header", {}).get("diagnostics", [])
              if d["severity"] == "warning"]
-    found += [(d.kind, d.python_line, d.message) for build in builds for d in build.diagnostics
+    found += [(d.kind, d.python_line, d.message) for build in builds for d in gpulab.diagnostics(build)
               if d.severity == "warning"]
     return [f"{kind} (line {line}): {message}" for kind, line, message in found]
 

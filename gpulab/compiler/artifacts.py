@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["ptx", "ltoir", "cubin"]
+Kind = Literal["cuda", "ptx", "ltoir", "cubin"]
+TEXT_KINDS = ("cuda", "ptx")
 
 
 @dataclass(frozen=True)
@@ -19,10 +20,10 @@ class Artifact:
 
     Attributes
     ----------
-    kind : {"ptx", "ltoir", "cubin"}
-        What the bytes are.
+    kind : {"cuda", "ptx", "ltoir", "cubin"}
+        What the bytes are: CUDA C++ source, PTX, LTO-IR or a cubin.
     data : bytes
-        The code (PTX as NUL-free text bytes).
+        The code (CUDA C++ and PTX as NUL-free text bytes).
     name : str
         What the linker and its log call it (``kernel``, ``operator``, ``library0``).
     """
@@ -33,7 +34,7 @@ class Artifact:
 
     @property
     def text(self) -> str:
-        """PTX as text."""
-        if self.kind != "ptx":
+        """CUDA C++ or PTX as text."""
+        if self.kind not in TEXT_KINDS:
             raise TypeError(f"{self.name} is {self.kind}, not text")
         return self.data.decode()

@@ -1,80 +1,85 @@
-"""Build: run the pipeline for one spec and keep every artifact."""
+"""Build: the record of one build, every artifact by stage from the Python source to the SASS.
+
+A build is data: made by :mod:`.pipeline`, kept by the cache
+(:mod:`.serialize`), analysed by :mod:`.analysis` (which reads it; it imports
+nothing above itself). Its SASS is the disassembly stage's
+(:mod:`.disassembly`), run when it is first asked for, since running a
+kernel does not need it.
+"""
 
 from __future__ import annotations
 
-import functools
-import linecache
 import re
-import time
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-import numpy as np
-
-from .. import registry
 from ..captures import ArrayType
-from ..errors import ArgumentError, KernelTypeError
-from ..kernel import Kernel, as_kernel
-from ..mapped import Mapped, walk
-from ..options import BuildOptions, build_options
-from ..lru import LRU
-from ..progress import Progress
+from ..options import BuildOptions
 from ..shown import Shown
-from ..types import ElementType, element_type
-from . import codegen, disasm, flags, frontend, linemap, link, nvrtc
-from .analysis.costs import LineCosts, line_costs
-from .analysis.diagnostics import Diagnostics, diagnostics
-from .analysis.model import keep_disassembly
+from ..types import ElementType
+from . import disassembly, linemap
+from .artifacts import Artifact
+from .codegen import Geometry
 from .disasm import Resources
+from .frontend import OP_NAME
 from .parameters import Parameter
-from .spec import BuildSpec, mapped_spec
-from .target import Target, parse_target, require_buildable
+from .spec import BuildSpec
+from .target import Target
 
 _CALL = re.compile(r"\bCALL\.")
 
 STAGES = ("check", "frontend", "codegen", "nvrtc", "link", "resources", "disasm")
-"""The pipeline's stages, in the order they run (the order :attr:`Build.timings` is shown in)."""
-PIPELINE_STAGES = ("frontend", "codegen", "nvrtc", "link", "resources")
-"""The stages a build runs (the check comes before, the disassembly when it is asked for): a build past
-``progress.DELAY`` seconds shows a bar that counts them and names the one running."""
+"""The pipeline's stages, in the order they run (the order a build's timings are shown in)."""
 ORIGINS = ("built", "memory", "disk")
-"""Where :func:`compile` got a build: built by this call, from this process' memory, or from the disk cache."""
+"""Where :func:`gpulab.compile` got a build: built by this call, from this process' memory, or from the disk
+cache."""
+ARTIFACTS = {"cuda": "cuda", "operator": "ptx", "ptx": "ptx", "cubin": "cubin"}
+"""The stages whose output a build keeps (:attr:`Build.artifacts`), and each one's kind: the generated CUDA
+C++ (``kernel.cu``), the operator alone as the frontend's PTX, the whole kernel's PTX after linking, the
+cubin. The SASS comes on demand (:meth:`Build.disassembled`)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Build(Shown):
     """Every artifact of one build, from the Python source to the SASS.
 
     Attributes
     ----------
-    source : str
-        The generated CUDA C++ (``kernel.cu``).
-    op_ptx : str
-        The operator alone, as numba's PTX.
-    ptx : str
-        The whole kernel after linking (``.loc`` lines folded into ``line_map``).
-    sass : str
-        ``nvdisasm`` of the cubin (line annotations folded into ``line_map``);
-        disassembled on first use, since running a kernel does not need it.
-    cubin : bytes
-        What the driver loads.
+    key : str
+        The spec's key (:attr:`gpulab.compiler.spec.BuildSpec.key`).
+    primitive, name : str
+        The primitive and the function's name.
+    target : Target
+    options : BuildOptions
+        The options it was built with (its frontend named).
+    inputs, result, uniforms, arrays
+        The element types of the operator's parameters and result, its
+        uniforms' and its captured arrays' types.
+    python_source, python_first_line, python_file
+        The Python pane's text, the file line of its first line, the file.
+    artifacts : dict of str to Artifact
+        By stage (:data:`ARTIFACTS`): ``cuda``, ``operator``, ``ptx``, ``cubin``.
+    ptx_keys : dict of int to tuple of str
+        The source keys of each line of the shown PTX (``.loc`` lines folded away).
     resources : dict of str to Resources
         Per kernel: registers, shared memory, stack, spills.
+    kernels : tuple of str
+        The ``__global__`` functions, in launch order.
+    geometry : Geometry
+        How the kernels cut their work (what a plan launches by).
     parameters : dict of str to tuple of Parameter
         Per kernel: its parameters and their C layouts, as the kernel text
         declares them (what a plan packs its arguments by).
-    line_map : LineMap
-        Python line <-> CUDA line <-> PTX lines <-> SASS offsets.
+    register_cap : int or None
+        Registers per thread the kernels' ``__launch_bounds__`` allow (``None``: no cap).
     timings : dict of str to float
-        Seconds per stage, of the build that made these artifacts (see :data:`STAGES`).
+        Seconds per pipeline stage, of the build that made these artifacts (see :data:`STAGES`).
     built_at : float or None
         When they were made (seconds since the epoch; None for a cache entry that did not say).
     origin : str
-        Where the last :func:`compile` that returned this build got it: one of :data:`ORIGINS`.
+        Where the :func:`gpulab.compile` that returned this build got it: one of :data:`ORIGINS`.
         Stage timings are of that moment only when it is ``"built"``.
     spec : BuildSpec or None
-        What the last :func:`build_for` that returned it was asked for (a live view rebuilds from it).
+        What the :func:`~.pipeline.build_for` that returned it was asked for (a live view rebuilds from it).
     """
 
     key: str
@@ -89,20 +94,41 @@ class Build(Shown):
     python_source: str
     python_first_line: int
     python_file: str
-    source: str
-    op_ptx: str
-    ptx: str
+    artifacts: dict[str, Artifact]
     ptx_keys: dict[int, tuple[str, ...]]
-    cubin: bytes
     resources: dict[str, Resources]
     kernels: tuple[str, ...]
-    geometry: codegen.Geometry
+    geometry: Geometry
     parameters: dict[str, tuple[Parameter, ...]]
-    timings: dict[str, float] = field(default_factory=dict)
-    built_at: float | None = None
+    register_cap: int | None
+    timings: dict[str, float]
+    built_at: float | None
     origin: str = "built"
-    disassembly: linemap.Disassembly | None = field(default=None, repr=False)
     spec: BuildSpec | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def source(self) -> str:
+        """The generated CUDA C++ (``kernel.cu``)."""
+        return self.artifacts["cuda"].text
+
+    @property
+    def op_ptx(self) -> str:
+        """The operator alone, as the frontend's PTX."""
+        return self.artifacts["operator"].text
+
+    @property
+    def ptx(self) -> str:
+        """The whole kernel after linking (``.loc`` lines folded into :attr:`line_map`)."""
+        return self.artifacts["ptx"].text
+
+    @property
+    def cubin(self) -> bytes:
+        """What the driver loads."""
+        return self.artifacts["cubin"].data
+
+    def disassembled(self) -> disassembly.Disassembly:
+        """The disassembly stage's output: from the cache, or nvdisasm on first use."""
+        return disassembly.disassemble(self.key, self.cubin, self.sources(), f"{self.primitive}({self.name})")
 
     @property
     def sass(self) -> str:
@@ -130,30 +156,6 @@ class Build(Shown):
         """How this build's line info names its source files."""
         return linemap.Sources(self.python_file, self.python_first_line, len(self.python_source.splitlines()))
 
-    def disassembled(self) -> linemap.Disassembly:
-        """The SASS and its line keys: from the cache, or nvdisasm on first use."""
-        if self.disassembly is None:
-            from .. import cache
-            from .serialize import decode_disassembly, encode_disassembly
-
-            def disassemble() -> linemap.Disassembly:
-                start = time.perf_counter()
-                with Progress(f"disassemble {self.primitive}({self.name})", 1, "stages", ticking=True) as progress:
-                    raw = disasm.disassemble_with_live_registers(self.cubin)
-                    found = linemap.map_sass(raw[0], self.sources())
-                    keep_disassembly(self, raw)
-                    progress.update(1)
-                found.seconds = time.perf_counter() - start
-                return found
-
-            start = time.perf_counter()
-            self.disassembly = cache.default_cache().get_or_build(
-                f"{self.key}-sass", disassemble, encode=encode_disassembly, decode=decode_disassembly)
-            # The stage's time is that of the disassembly itself, even when it came from the cache.
-            made = self.disassembly.seconds
-            self.timings.setdefault("disasm", time.perf_counter() - start if made is None else made)
-        return self.disassembly
-
     @property
     def sass_calls(self) -> int:
         """How many ``CALL`` instructions the SASS has (the operator's and the compiler's helpers')."""
@@ -162,279 +164,14 @@ class Build(Shown):
     @property
     def operator_calls(self) -> int:
         """How many ``CALL`` instructions call the operator (0 when LTO inlined it)."""
-        return sum(1 for line in self.sass.splitlines() if _CALL.search(line) and frontend.OP_NAME in line)
-
-    def line_costs(self) -> LineCosts:
-        """SASS instructions per Python (and CUDA) line, by class: see :func:`gpulab.compiler.analysis.line_costs`."""
-        return line_costs(self)
-
-    @property
-    def diagnostics(self) -> Diagnostics:
-        """What in this build costs time, each with its Python line and a fix: see :func:`gpulab.compiler.analysis.diagnostics`."""
-        return diagnostics(self)
+        return sum(1 for line in self.sass.splitlines() if _CALL.search(line) and OP_NAME in line)
 
     @property
     def sass_instructions(self) -> int:
         """How many SASS instructions there are."""
-        return len(self.line_map.sass_offsets)
+        return len(self.disassembled().offsets)
 
     def __repr__(self) -> str:
         link_mode = "LTO" if self.options.lto else "PTX link"
         return (f"<gpulab.Build {self.primitive}({self.name}) {self.target} {link_mode}: "
                 f"{self.sass_instructions} SASS instructions, {self.operator_calls} operator CALL>")
-
-
-@contextmanager
-def _stage(timings: dict, name: str, progress: Progress | None = None):
-    if progress is not None:
-        progress.begin(name)
-    start = time.perf_counter()
-    yield
-    timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
-    if progress is not None:
-        progress.end(name)
-
-
-def make_spec(primitive: str, fn, *, types=None, target=None, mapped=(), keys=None,
-              options: BuildOptions | None = None, **given) -> BuildSpec:
-    """Check ``fn`` for ``primitive`` and return its :class:`BuildSpec`.
-
-    ``options`` (a :class:`~gpulab.options.BuildOptions`) with the options
-    ``given`` by name changed are the build's options. ``mapped`` gives, per
-    input of the primitive, the :func:`gpulab.mapped` input (or its
-    ``shape``) it is, or ``None``. ``keys`` is a keyed primitive's key type
-    (int32 when not given).
-
-    Raises
-    ------
-    ArgumentError
-        For an unknown primitive or option, or an option's value of the wrong kind.
-    KernelTypeError, ImpureKernelError
-        When the function does not fit the primitive or is not pure.
-    """
-    record = registry.primitive(primitive)
-    options = build_options(record, options, **given)
-    kernel = as_kernel(fn)
-    signature = kernel.signature(types)
-    inputs, result = signature.args, signature.result
-    record.check_operator(kernel, inputs, result)
-    result = record.stored_result(inputs, result)
-    uniforms = tuple(zip(kernel.uniforms, kernel.uniform_types()))
-    arrays = tuple(zip(kernel.arrays, kernel.array_types()))
-    keys = record.key_type(keys)
-    specs = _mapped_specs(record, kernel, inputs, mapped, keys)
-    reads = arrays or any(spec.arrays for _, spec in walk(specs))
-    if options.iota and len(options.iota) != len(inputs):
-        raise ArgumentError(f"iota= gives {len(options.iota)} flag(s); {record.name} of `{kernel.name}` takes "
-                            f"{len(inputs)} input(s)")
-    options = replace(options, iota=options.iota or (False,) * len(inputs),
-                      boundscheck=options.boundscheck or not reads,  # no reads to check: one build
-                      frontend=frontend.resolve(options.frontend))
-    return BuildSpec(primitive, kernel, tuple(inputs), result, uniforms, parse_target(target), options, arrays,
-                     specs, keys)
-
-
-def _mapped_specs(record: registry.Primitive, kernel: Kernel, inputs, mapped, keys=None) -> tuple:
-    """Per input, the :class:`MappedSpec` of its mapped input or ``None`` (``()`` when no input is mapped)."""
-    shapes = tuple(m.shape if isinstance(m, Mapped) else m for m in mapped)
-    if not any(shapes):
-        return ()
-    count = record.input_count(len(inputs))
-    if len(shapes) != count:
-        raise ArgumentError(f"mapped= gives {len(shapes)} input(s); {record.name} of `{kernel.name}` takes {count}")
-    for shape, wanted in zip(shapes, [keys, inputs[0]] if record.keyed else inputs):
-        if shape is not None and shape.result != wanted:
-            raise KernelTypeError(f"mapped `{shape.kernel.name}` makes {shape.result.name} items, but `{kernel.name}` "
-                                  f"takes {wanted.name}: declare `{shape.kernel.name}` -> {wanted.name}",
-                                  kernel.location())
-    return tuple(mapped_spec(shape) if shape is not None else None for shape in shapes)
-
-
-def run_pipeline(spec: BuildSpec) -> Build:
-    """Run frontend, codegen, NVRTC and link for ``spec`` (disassembly waits until it is asked for).
-
-    When the operator's result type is known before numba runs (every
-    primitive but a map of undeclared result), the kernel's C++ is written and
-    handed to NVRTC in a worker thread first, so that NVRTC (which releases the
-    GIL) and numba run at once; their timings then overlap.
-    """
-    require_buildable(spec.target)
-    with Progress(f"compile {spec.primitive}({spec.kernel.name})", len(PIPELINE_STAGES), "stages",
-                  ticking=True) as progress:
-        return _run_pipeline(spec, progress)
-
-
-def _run_pipeline(spec: BuildSpec, progress: Progress) -> Build:
-    timings: dict[str, float] = {}
-    kernel, options = spec.kernel, spec.options
-    pending = None
-    if spec.result is not None:
-        generated = _generate(spec, spec.result, timings, progress=progress)
-        pending = _worker().submit(_compile_kernel, spec, spec.result, timings, progress)
-    with _stage(timings, "frontend", progress):
-        operator = frontend.compile_operator(
-            kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
-            options=options, array_types=[a for _, a in spec.arrays])
-        if spec.result is None:  # numba inferred the result: held to the record as a declared one is
-            spec.record.check_operator(kernel, spec.inputs, operator.result)
-        inputs = _input_operators(spec)
-    if pending is None:
-        generated = _generate(spec, operator.result, timings, progress=progress)
-        kernel_code = _compile_kernel(spec, operator.result, timings, progress)
-    else:
-        kernel_code = pending.result()
-    with _stage(timings, "link", progress):
-        libraries = dict.fromkeys(library for op in (operator, *inputs) for library in op.libraries)
-        linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, options,
-                           libraries=tuple(libraries), max_registers=generated.register_cap,
-                           more=tuple(op.code(options.code_kind) for op in inputs))
-    python_source, python_first_line = _python_pane(spec)
-    with _stage(timings, "resources", progress):
-        sources = linemap.Sources(kernel.compiled_filename, python_first_line, len(python_source.splitlines()))
-        ptx, ptx_keys = linemap.map_ptx(linked.ptx, sources)
-        resources = disasm.resource_usage(linked.cubin, linked.info_log, generated.kernels)
-    return Build(
-        key=spec.key, primitive=spec.primitive, name=kernel.name, target=spec.target, options=options,
-        inputs=spec.inputs, result=operator.result, uniforms=spec.uniforms, arrays=spec.arrays,
-        python_source=python_source, python_first_line=python_first_line, python_file=kernel.compiled_filename,
-        source=generated.text, op_ptx=operator.ptx.text, ptx=ptx, ptx_keys=ptx_keys, cubin=linked.cubin,
-        resources=resources, kernels=generated.kernels, geometry=generated.geometry,
-        parameters=generated.parameters, timings=timings, built_at=time.time(),
-    )
-
-
-def _python_pane(spec: BuildSpec) -> tuple[str, int]:
-    """The Python pane's text and first line: the kernel's source, or, when its mapped inputs' functions are
-    in the same file, the lines from the first of them to the last (so the view colours each where it lands)."""
-    kernel = spec.kernel
-    others = [mapped.kernel for _, mapped in walk(spec.kinds)]
-    if not others or any(k.compiled_filename != kernel.compiled_filename for k in others):
-        return kernel.source, kernel.first_line
-    spans = [(k.first_line, k.first_line + len(k.source.splitlines()) - 1) for k in (kernel, *others)]
-    first, last = min(a for a, _ in spans), max(b for _, b in spans)
-    lines = linecache.getlines(kernel.compiled_filename)[first - 1:last]
-    if len(lines) != last - first + 1:
-        return kernel.source, kernel.first_line
-    return "".join(lines), first
-
-
-def _input_operators(spec: BuildSpec) -> list:
-    """The operators of the spec's mapped inputs, named and numbered as codegen declares them."""
-    found, first_array = [], len(spec.arrays)
-    for path, mapped in walk(spec.kinds):
-        found.append(frontend.compile_operator(
-            mapped.kernel, mapped.args, [t for _, t in mapped.uniforms], result=mapped.result, target=spec.target,
-            options=spec.options, array_types=[a for _, a in mapped.arrays], name=f"{frontend.OP_NAME}_{path}",
-            first_array=first_array))
-        first_array += len(mapped.arrays)
-    return found
-
-
-def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | None = None,
-              progress: Progress | None = None) -> codegen.Source:
-    options = spec.options
-    with _stage(timings, "codegen", progress):
-        return codegen.generate(spec.record, name or spec.kernel.name, spec.target, list(spec.inputs), result,
-                                list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
-                                exclusive=options.exclusive, arrays=list(spec.arrays), mapped=spec.mapped,
-                                keys=spec.keys, payload=options.payload)
-
-
-KERNEL_CODE: LRU = LRU(64)
-"""NVRTC's output by kernel text and flags (the target's and the options'). The kernel around an operator does not depend on
-the operator (only comments name it), so each primitive, element types, uniforms and options are
-compiled by NVRTC once per process, whatever functions they are built for."""
-_ANONYMOUS = "op"  # the name the text NVRTC compiles gives every operator (same lines as the shown text)
-
-
-def _compile_kernel(spec: BuildSpec, result: ElementType, timings: dict, progress: Progress | None = None):
-    text = _generate(spec, result, {}, name=_ANONYMOUS).text
-    nvrtc_flags = flags.nvrtc(spec.options, spec.target)
-    with _stage(timings, "nvrtc", progress):
-        return KERNEL_CODE.get_or_make(
-            (text, nvrtc_flags), lambda: nvrtc.compile_kernel(text, nvrtc_flags, output=spec.options.code_kind))
-
-
-@functools.lru_cache(maxsize=1)
-def _worker() -> ThreadPoolExecutor:
-    """The thread NVRTC runs in beside numba (one: builds of other specs queue behind it)."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpulab-nvrtc")
-
-
-def compile(primitive: str, fn, *, types=None, target=None, keys=None, options: BuildOptions | None = None,
-            **given) -> Build:
-    """Compile ``fn`` for ``primitive``: generated CUDA C++, PTX, SASS and the cubin.
-
-    Parameters
-    ----------
-    primitive : str
-        A name of :data:`gpulab.registry.PRIMITIVES`: ``map``, ``reduce``, ``scan``, ``filter``,
-        ``segmented_reduce``, ``reduce_by_key``, ``histogram``, ``sort``.
-    fn : function or Kernel
-        A pure function with annotated element types (or ``types=``).
-        Map takes 1-3 inputs; reduce, scan, segmented_reduce and
-        reduce_by_key an operator ``(T, T) -> T``; filter a predicate ``T -> bool``;
-        histogram and sort a key ``T -> K`` (a bin or a value to bin; a sort key).
-    types : sequence or str, optional
-        Parameter types when ``fn`` has no annotations.
-    target : str, tuple, int or Target, optional
-        Compute capability (``"sm_90"``, ``(9, 0)``, ``90``); ``None``
-        means the current GPU. With a target no GPU is needed.
-    keys : dtype, optional
-        reduce_by_key's key type (int32 by default).
-    options : BuildOptions, optional
-        Build options made earlier; those ``given`` by name change them.
-    **given
-        Build options (:class:`~gpulab.options.BuildOptions`): ``lto`` (link
-        with link-time optimisation, the operator inlined, default True; False
-        links PTX: a ``CALL``), ``lineinfo`` (keep source lines through every
-        stage), ``fma`` (contract ``a * b + c``, default True), ``boundscheck``
-        (check every read of a captured array against its shape, default
-        True), ``index_bits`` (32 or 64), ``frontend``, ``exclusive`` (scan),
-        ``iota`` (which map inputs are iota).
-
-    Returns
-    -------
-    Build
-        Cached: the same spec returns the same build, from memory or disk.
-
-    Raises
-    ------
-    ArgumentError
-        For an unknown option or a value of the wrong kind.
-    """
-    with _stage(timings := {}, "check"):
-        spec = make_spec(primitive, fn, types=types, target=target, keys=keys, options=options, **given)
-    build = build_for(spec, check_seconds=timings["check"])
-    build.disassembled()
-    return build
-
-
-def build_for(spec: BuildSpec, check_seconds: float | None = None) -> Build:
-    """Return the build of ``spec``, from the cache when it has it; its ``origin`` says where it came from.
-
-    ``check_seconds``, how long making ``spec`` took, is kept among the
-    build's timings (and in its cache entry) as the ``check`` stage.
-    """
-    from .. import cache
-    from .serialize import decode, encode
-
-    origin = ["memory"]
-
-    def built() -> Build:
-        origin[0] = "built"
-        build = run_pipeline(spec)
-        if check_seconds is not None:
-            build.timings["check"] = check_seconds
-        return build
-
-    def loaded(meta, blobs) -> Build:
-        origin[0] = "disk"
-        return decode(meta, blobs)
-
-    build = cache.default_cache().get_or_build(spec.key, built, encode=encode, decode=loaded)
-    build.origin = origin[0]
-    build.spec = spec
-    if check_seconds is not None:
-        build.timings.setdefault("check", check_seconds)  # a build first made without a check of its own
-    return build

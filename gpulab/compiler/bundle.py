@@ -12,7 +12,9 @@ from datetime import datetime
 
 from ..errors import ArgumentError
 from .analysis.bundle import analysis_bundle
+from .analysis.calls import CALL_KINDS, classify_calls, count_by_kind
 from .build import STAGES, Build
+from .listing import parse
 from .occupancy import occupancy
 from .sass_columns import sass_columns
 
@@ -47,6 +49,7 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None, measur
              "sass": sass_columns(build.sass)}
     first_lines = {"python": build.python_first_line}
     links = build.line_map.links(build.python_source, build.source)
+    timings = {**build.timings, "disasm": build.disassembled().seconds}
     bundle = {
         "version": VERSION,
         "name": build.name,
@@ -62,8 +65,8 @@ def bundle_of(build: Build, *, panes=PANES, compare: Build | None = None, measur
         ],
         "links": {pane: links[pane] for pane in panes},
         "resources": {name: _with_occupancy(build, r) for name, r in build.resources.items()},
-        "timings": [{"stage": stage, "seconds": seconds} for stage, seconds in _in_order(build.timings)],
-        "build": {"origin": build.origin, "seconds": sum(build.timings.values()),
+        "timings": [{"stage": stage, "seconds": seconds} for stage, seconds in _in_order(timings)],
+        "build": {"origin": build.origin, "seconds": sum(timings.values()),
                   "built_at": (datetime.fromtimestamp(build.built_at).isoformat(" ", "minutes")
                                if build.built_at is not None else None)},
         "stats": {"sass_instructions": build.sass_instructions, "sass_calls": build.sass_calls,
@@ -83,9 +86,6 @@ def call_kinds(build: Build) -> list[dict]:
 
     Read from the SASS text alone: no second disassembly for what the view counts.
     """
-    from .analysis.calls import CALL_KINDS, classify_calls, count_by_kind
-    from .analysis.listing import parse
-
     found = parse(build.sass)
     unknown = [None] * len(found)
     counts = count_by_kind(classify_calls(found, unknown, unknown))

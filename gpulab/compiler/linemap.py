@@ -19,13 +19,17 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .analysis import listing
+import numpy as np
+
+from . import listing
 from .nvrtc import KERNEL_FILENAME
 
 _SASS_INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:,.*inlined_at\s+(\d+)\s+(\d+)\s+\d+)?")
 _PTX_DEBUG_SECTION = re.compile(r"^\s*\.section\s+\.debug")
+PAIR = np.dtype("<i8")
+"""How a cache entry stores a line map's integer pairs (a blob of little-endian int64 pairs)."""
 
 
 def python_row(line: int, first_line: int) -> int:
@@ -144,23 +148,14 @@ class LineMap:
         }
 
 
-@dataclass
-class Disassembly:
-    """SASS to show, the keys of its lines, each line's instruction offset and how long making them took."""
-
-    text: str
-    keys: dict[int, tuple[str, ...]]
-    offsets: dict[int, int]
-    seconds: float | None = None  # nvdisasm and the mapping; None for a cache entry that did not say
-
-
 def _keys(sources: Sources, locations) -> tuple[str, ...]:
     keys = (sources.key(filename, int(line)) for filename, line in locations)
     return tuple(dict.fromkeys(k for k in keys if k))
 
 
-def map_sass(raw: str, sources: Sources) -> Disassembly:
-    """Strip ``//##`` annotations from ``nvdisasm -gi`` output and key each instruction."""
+def map_sass(raw: str, sources: Sources) -> tuple[str, dict, dict]:
+    """Strip ``//##`` annotations from ``nvdisasm -gi`` output and key each instruction: the SASS to show, the
+    keys of its lines and each line's instruction offset."""
     shown, keys_of, offsets = [], {}, {}
     for index, line, chain in listing.shown_lines(raw):
         instruction = _SASS_INSTRUCTION.match(line)
@@ -170,7 +165,7 @@ def map_sass(raw: str, sources: Sources) -> Disassembly:
             if keys:
                 keys_of[index] = keys
         shown.append(line)
-    return Disassembly("\n".join(shown) + "\n", keys_of, offsets)
+    return "\n".join(shown) + "\n", keys_of, offsets
 
 
 def map_ptx(raw: str, sources: Sources) -> tuple[str, dict]:
@@ -201,3 +196,38 @@ def map_ptx(raw: str, sources: Sources) -> tuple[str, dict]:
             keys_of[len(shown)] = current
         shown.append(line)
     return "\n".join(shown).rstrip() + "\n", keys_of
+
+
+def key_table(keys: dict[int, tuple[str, ...]]) -> tuple[list[list[str]], bytes]:
+    """A line map as its distinct key tuples (JSON) and its ``(line, row of the table)`` pairs (a blob).
+
+    A map has one entry per PTX or SASS line but few distinct tuples, and a
+    blob is not parsed, nested or walked when the entry is read: as JSON
+    objects, the maps made three quarters of a disk hit's time.
+    """
+    rows: dict[tuple[str, ...], int] = {}
+    pairs = [(line, rows.setdefault(found, len(rows))) for line, found in keys.items()]
+    return [list(found) for found in rows], pairs_blob(pairs)
+
+
+def key_map(table: list, blob: bytes) -> dict[int, tuple[str, ...]]:
+    """Inverse of :func:`key_table`."""
+    if not all(isinstance(found, list) for found in table):
+        raise ValueError("a key table row is not a list")
+    rows = [tuple(found) for found in table]
+    lines, at = pairs(blob)
+    if at.size and (at.min() < 0 or at.max() >= len(rows)):
+        raise ValueError(f"a line map names a row outside its table of {len(rows)}")
+    return dict(zip(lines.tolist(), map(rows.__getitem__, at.tolist())))
+
+
+def pairs_blob(pairs) -> bytes:
+    return np.array(pairs, dtype=PAIR).reshape(-1, 2).tobytes()
+
+
+def pairs(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The two columns of a blob of integer pairs."""
+    if len(blob) % (2 * PAIR.itemsize):
+        raise ValueError(f"a blob of integer pairs has {len(blob)} bytes")
+    pairs = np.frombuffer(blob, dtype=PAIR).reshape(-1, 2)
+    return pairs[:, 0], pairs[:, 1]

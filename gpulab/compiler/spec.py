@@ -28,6 +28,11 @@ from ..types import ElementType
 from .target import Target
 
 
+ENTRY_LAYOUT = 6
+"""The layout of a build's cache entry (:mod:`.serialize`) and of its disassembly's (:mod:`.disassembly`): part
+of every key, so that entries of another layout are not read."""
+
+
 @dataclass(frozen=True)
 class MappedSpec:
     """A mapped input as a build compiles it: its function, types, uniforms and captured arrays, and its
@@ -86,8 +91,6 @@ class BuildSpec:
     @functools.cached_property
     def key(self) -> str:
         """A hex digest of everything that changes the generated code, and of the layout of its cache entry."""
-        from .serialize import ENTRY_LAYOUT  # not at the top: serialize imports the Build, which imports this
-
         document = {
             "primitive": [self.primitive, self.record.fingerprint],
             "kernel": self.kernel.identity,

@@ -1,13 +1,13 @@
 """Compute-capability targets, and the one table of the architectures gpulab compiles for.
 
 Every target, however it is named (``"sm_90"``, ``(9, 0)``, ``90``, the
-current device), is checked against :data:`ARCHITECTURES` and against what
-the installed NVRTC and nvJitLink build for, so what compiles also runs.
+current device), is checked against :data:`ARCHITECTURES` here, and against
+what the installed NVRTC and nvJitLink build for in :mod:`.toolchain`, so
+what compiles also runs.
 """
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
 from dataclasses import dataclass
@@ -108,26 +108,11 @@ def _require_known(cc: tuple[int, int], spec) -> None:
         raise TargetError(f"{said} is not a supported target; choose one of {_names(ARCHITECTURES)}")
 
 
-@functools.lru_cache(maxsize=1)
-def toolchain_targets() -> tuple[Target, ...]:
-    """The targets of :data:`ARCHITECTURES` that the installed NVRTC and nvJitLink both build for.
-
-    Raises
-    ------
-    ToolkitNotFoundError
-        When NVRTC or nvJitLink is not installed.
-    """
-    from . import link, nvrtc
-
-    compiles = set(nvrtc.supported_archs())
-    return tuple(Target(*cc) for cc in ARCHITECTURES if cc[0] * 10 + cc[1] in compiles and link.supports(cc))
-
-
 def parse_target(spec) -> Target:
     """Return the :class:`Target` that ``spec`` names, checked against the table.
 
-    Whether the installed toolchain builds for it is :func:`require_buildable`'s
-    question, asked before a build runs (a cached build needs no toolchain, and
+    Whether the installed toolchain builds for it is
+    :func:`gpulab.compiler.toolchain.require_buildable`'s question, asked before a build runs (a cached build needs no toolchain, and
     loading NVRTC and nvJitLink to ask costs more than reading the cache).
 
     Parameters
@@ -145,21 +130,6 @@ def parse_target(spec) -> Target:
     cc = _compute_capability(spec)
     _require_known(cc, spec)
     return Target(*cc)
-
-
-def require_buildable(target: Target) -> Target:
-    """Return ``target`` if the installed NVRTC and nvJitLink build for it.
-
-    Raises
-    ------
-    TargetError
-        Naming the targets they do build.
-    """
-    if target not in toolchain_targets():
-        raise TargetError(f"{target.arch} is not built by the installed NVRTC and nvJitLink; they "
-                          f"build {_names(t.cc for t in toolchain_targets())}: choose one, or upgrade "
-                          "cuda-toolkit[nvrtc,nvjitlink]")
-    return target
 
 
 def _compute_capability(spec) -> tuple[int, int]:

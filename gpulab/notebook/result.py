@@ -12,8 +12,8 @@ from ..bench import BenchResult, bench
 from ..compiler.analysis.diff import BuildDiff
 from ..compiler.analysis.diff import diff as build_diff
 from ..compiler.build import Build
-from ..compiler.build import compile as compile_build
 from ..compiler.bundle import PANES
+from ..compiler.pipeline import compile as compile_build
 from ..compiler.target import Target
 from ..device import Device
 from ..display.table import Table

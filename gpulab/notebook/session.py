@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from IPython.display import display
 
 from ..compiler.bundle import PANES
-from ..compiler.target import DEFAULT_CC, Target, parse_target, require_buildable, toolchain_targets
+from ..compiler.target import DEFAULT_CC, Target, parse_target
+from ..compiler.toolchain import require_buildable, toolchain_targets
 from ..device import Device, current_device, devices
 from ..display.table import Table
 from ..errors import ToolkitNotFoundError

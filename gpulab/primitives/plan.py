@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import captures
 from ..captures import ArrayType
-from ..compiler.build import build_for, make_spec
+from ..compiler.pipeline import build_for, make_spec
 from ..compiler.bundle import bundle_of
 from ..conversion import check_iota
 from ..device import Device, gpu_count

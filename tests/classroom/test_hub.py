@@ -407,8 +407,7 @@ async def _class(hub: Hub, names: list[str], shared: Path) -> dict:
         owner = pwd.getpwnam(name)
         assert private.stat().st_uid == owner.pw_uid and oct(private.stat().st_mode & 0o777) == "0o700"
         entries = [p.name for p in private.glob("*.gpulab")]
-        analyses = [entry for entry in entries if entry.endswith("-analysis.gpulab")]  # written with a SASS, not built
-        assert len(entries) - len(analyses) == builds and len(analyses) <= builds
+        assert len(entries) == builds
         found["home_bytes"] = folder_bytes(Path(owner.pw_dir))
         found["private_cache_bytes"] = folder_bytes(private)
 

@@ -7,7 +7,7 @@ from IPython.utils.capture import capture_output
 
 import gpulab
 from gpulab import cache
-from gpulab.compiler.build import build_for, make_spec
+from gpulab.compiler.pipeline import build_for, make_spec
 from gpulab.device import current_device, device
 from gpulab.notebook import session
 from gpulab.notebook.widgets import DevicePicker

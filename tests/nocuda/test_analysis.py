@@ -14,9 +14,9 @@ import pytest
 
 import gpulab
 from gpulab import f32, f64
-from gpulab.compiler import disasm, flags, link, nvrtc
+from gpulab.compiler import disasm, flags, link, listing, nvrtc
 from gpulab.compiler.artifacts import Artifact
-from gpulab.compiler.analysis import CALL_KINDS, calls, diagnostics, explain, line_costs, listing, pressure
+from gpulab.compiler.analysis import CALL_KINDS, calls, diagnostics, explain, line_costs, pressure
 from gpulab.compiler.analysis.bundle import analysis_bundle
 from gpulab.compiler.analysis.calls import classify_calls
 from gpulab.compiler.analysis.dataflow import computing
@@ -116,7 +116,7 @@ def test_listing_numbers_instructions_as_the_sass_pane(build_of):
 
 def test_a_line_computes_what_it_asks_and_the_inlining_is_told_apart(build_of):
     build = build_of("map", single)
-    costs = build.line_costs()
+    costs = gpulab.line_costs(build)
     body = next(line for line in costs.python if "return" in line.text)
     assert body.computes["fp32"] > 0 and "global" not in body.computes
     # What hovering the line used to light: every SASS line sharing one of its keys (its CUDA call sites too).
@@ -353,7 +353,7 @@ def test_an_occupancy_the_template_sets_is_information_and_says_so(build_of):
 
 
 def test_diagnostics_show_as_a_table(build_of):
-    shown = diagnostics_mimebundle(build_of("map", promoted).diagnostics)
+    shown = diagnostics_mimebundle(diagnostics(build_of("map", promoted)))
     assert "f32(0.75)" in shown["text/plain"] and "<table" in shown["text/html"]
     assert diagnostics_mimebundle(diagnostics(build_of("map", single)))["text/plain"].startswith("no diagnostics")
 

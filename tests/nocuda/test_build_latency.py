@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gpulab.compiler import build, nvrtc
+from gpulab.compiler import nvrtc, pipeline
 import gpulab
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ def test_nvrtc_compiles_a_kernel_text_once_whatever_the_operator(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(nvrtc, "compile_kernel", counting)
-    build.KERNEL_CODE.clear()
+    pipeline.KERNEL_CODE.clear()
     first = gpulab.compile("scan", first_op, target="sm_90", fma=False)
     second = gpulab.compile("scan", second_op, target="sm_90", fma=False)
     assert len(compiled) == 1  # the kernel around both operators, once

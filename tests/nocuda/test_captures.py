@@ -10,7 +10,7 @@ import pytest
 
 import gpulab
 from gpulab import f32, i64
-from gpulab.compiler.build import make_spec
+from gpulab.compiler.pipeline import make_spec
 from gpulab.device import Device
 from gpulab.errors import HostArrayError, ImpureKernelError, KernelIndexError, KernelTypeError
 from gpulab.host import run as host_run

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import gpulab
-from gpulab.compiler.analysis import explain, listing
+from gpulab.compiler import listing
+from gpulab.compiler.analysis import explain
 from gpulab.compiler.analysis.guide import ptx_opcode
 from gpulab.errors import FrontendError, ImpureKernelError, KernelTypeError, NvrtcError, TargetError
 

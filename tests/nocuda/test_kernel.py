@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpulab
-from gpulab.compiler.build import make_spec
+from gpulab.compiler.pipeline import make_spec
 from gpulab.errors import ImpureKernelError, KernelTypeError
 
 STATE = []

@@ -48,14 +48,14 @@ def assert_one_numbering(build, diff, lines: tuple[int, int, int]) -> None:
     """Every output of ``build`` (and ``diff``, its SASS against another build) names the lines ``lines``."""
     first, scaled, last = lines
     function = set(range(first, last + 1))
-    [float64] = [d for d in build.diagnostics if d.kind == "float64" and "`2.0`" in d.message]
+    [float64] = [d for d in gpulab.diagnostics(build) if d.kind == "float64" and "`2.0`" in d.message]
     assert float64.python_line == scaled and float64.message.startswith(f"line {scaled} ")
-    for diagnostic in build.diagnostics:
+    for diagnostic in gpulab.diagnostics(build):
         named = [int(n) for n in re.findall(r"\bline (\d+)", diagnostic.message.split("kernel.cu")[0])]
         assert diagnostic.python_line is None or diagnostic.python_line in function
         assert set(named) <= ({diagnostic.python_line} | function), diagnostic.message
 
-    costs = build.line_costs()
+    costs = gpulab.line_costs(build)
     assert [line.line for line in costs.python] == [first, scaled, last]
     assert [line.text.strip() for line in costs.python] == ["def scaled(x: f32, y: f32) -> f32:", "t = x * 2.0",
                                                              "return t + y"]

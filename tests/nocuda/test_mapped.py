@@ -10,7 +10,7 @@ import pytest
 
 import gpulab
 from gpulab import f32, i64
-from gpulab.compiler.build import make_spec
+from gpulab.compiler.pipeline import make_spec
 from gpulab.errors import KernelTypeError, LengthMismatchError
 from gpulab.primitives import params
 

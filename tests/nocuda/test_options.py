@@ -8,7 +8,7 @@ import pytest
 
 import gpulab
 from gpulab.compiler import flags
-from gpulab.compiler.build import make_spec
+from gpulab.compiler.pipeline import make_spec
 from gpulab.errors import ArgumentError
 from gpulab.options import BuildOptions, build_options
 from gpulab.primitives import call

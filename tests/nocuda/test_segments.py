@@ -212,7 +212,7 @@ def test_every_build_inlines_its_operator_with_no_call(primitive, kind, target):
 
 
 def _every_target():
-    from gpulab.compiler.target import toolchain_targets
+    from gpulab.compiler.toolchain import toolchain_targets
 
     return [target.arch for target in toolchain_targets()]
 

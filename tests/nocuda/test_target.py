@@ -3,7 +3,8 @@
 import pytest
 
 import gpulab
-from gpulab.compiler.target import ARCHITECTURES, DEFAULT_CC, Target, parse_target, toolchain_targets
+from gpulab.compiler.target import ARCHITECTURES, DEFAULT_CC, Target, parse_target
+from gpulab.compiler.toolchain import toolchain_targets
 from gpulab.device import Device, use
 from gpulab.errors import TargetError
 from gpulab.notebook import session
@@ -49,9 +50,9 @@ def test_the_current_device_is_checked_like_any_target():
 
 
 def test_a_target_the_toolchain_does_not_build_is_refused_before_a_build(monkeypatch):
-    from gpulab.compiler import target
+    from gpulab.compiler import toolchain
 
-    monkeypatch.setattr(target, "toolchain_targets", lambda: (Target(9, 0),))
+    monkeypatch.setattr(toolchain, "toolchain_targets", lambda: (Target(9, 0),))
     assert parse_target("sm_80") == Target(8, 0)  # in the table: parsing asks no toolchain
     with pytest.raises(TargetError, match="sm_80 is not built by the installed NVRTC and nvJitLink; they build sm_90"):
         gpulab.compile("map", twice, types=("f32",), target="sm_80")

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..frontend import WRAPPER_FILENAME
 from .dataflow import computing
-from .listing import Instruction
+from ..listing import Instruction
 
 if TYPE_CHECKING:
     from ..linemap import Sources

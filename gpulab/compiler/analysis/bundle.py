@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ..build import Build
 from .calls import calls, count_by_kind
 from .costs import line_costs
 from .diagnostics import diagnostics
 from .guide import classes, explain, ptx_opcode
 from .model import analyse
 from .pressure import pressure
-
-if TYPE_CHECKING:
-    from ..build import Build
 
 VERSION = 1
 SASS_FIELDS = ("class", "role", "python_line", "cuda_line", "live")

@@ -6,15 +6,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from typing import TYPE_CHECKING
-
+from ..build import Build
 from ..disasm import CALL_TARGET
 from ..frontend import OP_NAME
-from .listing import Instruction
+from ..listing import Instruction
 from .model import analyse
 
-if TYPE_CHECKING:
-    from ..build import Build
 
 # Kind -> what the view calls it.
 CALL_KINDS = {

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ...shown import Shown
+from ..build import Build
 from .guide import classes
 from .model import analyse
-
-if TYPE_CHECKING:
-    from ..build import Build
 
 
 @dataclass

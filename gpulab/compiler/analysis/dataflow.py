@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .listing import Instruction
+from ..listing import Instruction
 
 _REGISTER = re.compile(r"\b(U?R)(\d+|Z)\b|\b(U?P)(\d|T)\b")
 _NO_DESTINATION = {

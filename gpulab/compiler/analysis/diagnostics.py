@@ -15,24 +15,20 @@ reported and the build's types and options. Kinds:
 from __future__ import annotations
 
 import ast
-import re
 import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...kernel import parse
 from ...shown import Shown
-from ..codegen import register_cap
+from ..build import Build
 from .attribution import def_line
 from .calls import calls
 from .model import analyse
 from .pressure import pressure
 
-if TYPE_CHECKING:
-    from ..build import Build
 
 SEVERITIES = ("warning", "info")
 _VECTOR_BYTES = 16
@@ -254,7 +250,7 @@ def _local_memory(build: Build) -> list[Diagnostic]:
                     "calls": kernel_calls, "sass_lines": [r.instruction.line for r in local][:32]}
         peak = peaks[kernel]
         if spills:
-            cap = _register_cap(build)
+            cap = build.register_cap
             capped = f" under the template's cap of {cap} registers" if cap else ""
             reason = f"; it has {kernel_calls} calls, and each saves registers to the stack" if kernel_calls else ""
             result.append(Diagnostic(
@@ -285,27 +281,6 @@ def _where(python_line, cuda_line) -> str:
     if python_line:
         return f"Python line {python_line}"
     return f"kernel.cu line {cuda_line}" if cuda_line else "no source line"
-
-
-_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\(\s*(\w+)\s*,\s*(\w+)\s*\)")
-
-
-def _register_cap(build: Build) -> int | None:
-    """Registers per thread the kernel's ``__launch_bounds__`` allow, when they ask for blocks per SM."""
-    bounds = _LAUNCH_BOUNDS.search(build.source)
-    if not bounds:
-        return None
-    threads, blocks = (_macro(build.source, name) for name in bounds.groups())
-    if not threads or not blocks:
-        return None
-    return register_cap(build.target, threads, blocks)
-
-
-def _macro(source: str, name: str) -> int | None:
-    if name.isdigit():
-        return int(name)
-    found = re.search(rf"^#define {name} (\d+)", source, re.M)
-    return int(found.group(1)) if found else None
 
 
 # ---------------------------------------------------------------- vector loads
@@ -408,7 +383,7 @@ def _occupancy(build: Build) -> list[Diagnostic]:
         now = found.occupancy
         if now.fraction >= 1 or now.limited_by not in ("registers", "shared memory"):
             continue
-        cap = _register_cap(build)
+        cap = build.register_cap
         capped = f"; the template caps registers at {cap} on purpose, for this many blocks" if cap else ""
         line = found.peak_python_line if now.limited_by == "registers" else None
         message = f"{kernel}: {found.summary()} Occupancy is limited by {now.limited_by}"

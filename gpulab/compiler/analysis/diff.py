@@ -6,16 +6,12 @@ import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from ...errors import ArgumentError, described
 from ...shown import Shown
+from ..build import Build
 from .calls import calls, count_by_kind
 from .guide import classes
 from .model import Row, analyse
-
-if TYPE_CHECKING:
-    from ..build import Build
 
 _REGISTER = re.compile(r"\b(U?R|U?P|B|SR)\d+\b")
 _LABEL = re.compile(r"\.L_x_\d+")
@@ -176,8 +172,6 @@ def diff(a: Build, b: Build) -> BuildDiff:
 
 
 def _require_build(name: str, value, a) -> None:
-    from ..build import Build
-
     if isinstance(value, Build):
         return
     wanted = f"gpulab.diff compares two builds (what gpulab.compile returns); {name} is {described(value)}"

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from .. import disasm
-from . import listing
+from ...lru import LRU
+from .. import listing
+from ..build import Build
 from .attribution import Attribution, attribute
 from .guide import sass_class
-
-if TYPE_CHECKING:
-    from ..build import Build
 
 
 @dataclass(frozen=True)
@@ -43,15 +40,24 @@ class Row:
 
 @dataclass
 class Analysis:
-    """The analysed SASS of one build (``rows`` in program order; ``raw``: the two nvdisasm outputs)."""
+    """The analysed SASS of one build (``rows`` in program order)."""
 
-    build: object  # a Build: the cache checks these annotations at run time, and build.py imports this module
+    build: Build
     rows: list[Row]
-    raw: tuple[str, str]
 
     def kernel_rows(self, kernel: str) -> list[Row]:
         """The rows of one function of the cubin."""
         return [r for r in self.rows if r.instruction.function == kernel]
+
+
+ANALYSES: LRU = LRU(64)
+"""Analyses by build key: a view, its diagnostics and its costs read one build's analysis several times."""
+
+
+def analyse(build: Build) -> Analysis:
+    """The :class:`Analysis` of ``build``, from nvdisasm's two outputs its disassembly keeps (made once per build
+    and process)."""
+    return ANALYSES.get_or_make(build.key, lambda: _analysis(build, *build.disassembled().raw))
 
 
 def _analysis(build: Build, raw_sass: str, raw_live: str) -> Analysis:
@@ -61,33 +67,4 @@ def _analysis(build: Build, raw_sass: str, raw_live: str) -> Analysis:
     found: list[Attribution] = attribute(instructions, classes, build.sources(), build.python_source)
     rows = [Row(i, klass, a.python_line, a.cuda_line, a.role, live.get((i.function, i.offset), {}).get("GPR"))
             for i, klass, a in zip(instructions, classes, found)]
-    return Analysis(build, rows, (raw_sass, raw_live))
-
-
-def analyse(build: Build) -> Analysis:
-    """The :class:`Analysis` of ``build``: from the cache (:func:`keep_disassembly` wrote it when the build's
-    SASS was made), else two nvdisasm runs."""
-    from ... import cache
-
-    return cache.default_cache().get_or_build(
-        _key(build),
-        lambda: _analysis(build, *disasm.disassemble_with_live_registers(build.cubin)),
-        encode=lambda found: _encode(found.raw),
-        decode=lambda meta, blobs: _analysis(build, blobs["sass"].decode(), blobs["live"].decode()))
-
-
-def keep_disassembly(build: Build, raw: tuple[str, str]) -> None:
-    """Store nvdisasm's two outputs for ``build`` (``disasm.disassemble_with_live_registers``) as its analysis'
-    cache entry, unparsed: the SASS and the live registers come from one run of nvdisasm's side by side, and the
-    view, which asks for both, does not wait for nvdisasm (about 0.27 s a run, however small the cubin) again."""
-    from ... import cache
-
-    cache.default_cache().put(_key(build), raw, encode=_encode)
-
-
-def _key(build: Build) -> str:
-    return f"{build.key}-analysis"
-
-
-def _encode(raw: tuple[str, str]) -> tuple[dict, dict[str, bytes]]:
-    return {}, {"sass": raw[0].encode(), "live": raw[1].encode()}
+    return Analysis(build, rows)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from ..build import Build
 from ..occupancy import Occupancy, occupancy
 from .model import analyse
 
-if TYPE_CHECKING:
-    from ..build import Build
 
 MAX_REGISTERS = 255  # per thread, every supported target
 

@@ -158,7 +158,7 @@ def test_an_interrupt_in_a_decoder_reaches_the_caller(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def honest(tmp_path_factory):
-    """A real build and the entry files a cache writes for it, its disassembly and its analysis (the view's)."""
+    """A real build and the entry files a cache writes for it and its disassembly (the view's)."""
     folder = tmp_path_factory.mktemp("honest")
     gpulab.cache.reset_default_cache(BuildCache(folder, shared=()))
     build = gpulab.compile("map", twice, types=("float32",), target="sm_90")
@@ -211,6 +211,8 @@ FORGED_BUILDS = {
     "an extra resource": ("", put(1), ("resources", "gpulab_map", "evil"), "unexpected keyword argument 'evil'"),
     "no kernels": ("", drop, ("kernels",), "KeyError: 'kernels'"),
     "no options": ("", drop, ("options",), "KeyError: 'options'"),
+    "no cubin": ("", drop, ("artifacts", "cubin"), "KeyError: 'cubin'"),
+    "a register cap in words": ("", put("many"), ("register_cap",), "register_cap: expected int | None, got str"),
     "a dtype that is not one": ("", put(["zz9"]), ("inputs",), "decode failed"),
     "a deep dtype": ("", put([nested(25)]), ("inputs",), "decode failed"),
     "another build's key": ("", put("f" * 40), ("key",), "the value names key 'ffff"),
@@ -261,7 +263,7 @@ def assert_forgery_refused(honest, tmp_path: Path, use_cache, suffix: str, meta,
     key = build.key + suffix
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)
-    for name in (build.key, build.key + "-sass", build.key + "-analysis"):
+    for name in (build.key, build.key + "-sass"):
         (folder / f"{name}.gpulab").write_bytes(entry(honest_folder, name).read_bytes())
     write_entry(entry(folder, key), key, meta, blobs)
 

@@ -65,7 +65,7 @@ def test_entry_planted_by_another_user_in_a_world_writable_folder_is_never_used(
 
     # Another local user, in a process of their own, plants an entry for the very key.
     meta, blobs = encode(honest)
-    planted = {**blobs, "source": b"// planted by someone else\n" + blobs["source"]}
+    planted = {**blobs, "artifact-cuda": b"// planted by someone else\n" + blobs["artifact-cuda"]}
 
     def plant() -> int:
         write_entry(entry(folder, honest.key), honest.key, meta, planted)

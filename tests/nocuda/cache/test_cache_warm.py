@@ -57,9 +57,7 @@ def test_a_warmed_folder_answers_every_build_of_notebook_01(tmp_path: Path) -> N
     counters = learner_run(FIRST, tmp_path / "learner", course)
     assert counters["builds"] == 0, counters
     hits, misses = counters["layers"]["shared"]
-    # Every build and SASS entry is read; an analysis (written with its build's SASS) where a view shows it.
-    analyses = [name for name in entries if name.endswith("-analysis.gpulab")]
-    assert analyses and len(entries) - len(analyses) < hits <= len(entries) and misses == 0
+    assert hits == len(entries) and misses == 0  # every build and SASS entry is read
     assert counters["layers"]["private"] == [0, hits]
     assert not list((tmp_path / "learner").glob("*.gpulab"))  # nothing copied into the private folder
 
@@ -81,8 +79,7 @@ def test_each_target_warms_the_cells_that_name_none(tmp_path: Path) -> None:
     # A target the class did not warm is built.
     counters = learner_run(notebook, tmp_path / "other", course, "%load_ext gpulab\n%gpulab defaults --target sm_86")
     written = [p.name for p in (tmp_path / "other").glob("*.gpulab")]
-    built = [name for name in written if not name.endswith("-analysis.gpulab")]  # an analysis comes with its SASS
-    assert len(written) == each and counters["builds"] == len(built) < each
+    assert counters["builds"] == len(written) == each
 
 
 def test_warm_refuses_what_it_cannot_do(tmp_path: Path) -> None:
