@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from ..compiler.analysis.diagnostics import SEVERITIES, Diagnostic, Diagnostics
+from ..compiler.analysis.diagnostics import SEVERITIES, Diagnostic, Diagnostics, diagnostics
 from .lines import LineMeasures, Measure
 from .report import REASONS
 
@@ -35,7 +35,7 @@ _LOOKBACK = re.compile(r"\bbool look_back\(")
 
 def measured_diagnostics(build, found: LineMeasures) -> Diagnostics:
     """The build's diagnostics with measured evidence, then the measured-only ones; warnings first."""
-    result = Diagnostics(_with_evidence(d, build, found) for d in build.diagnostics)
+    result = Diagnostics(_with_evidence(d, build, found) for d in diagnostics(build))
     for check in (_uncoalesced, _lookback, _bank_conflicts):
         result.extend(check(build, found))
     result.sort(key=lambda d: (SEVERITIES.index(d.severity), d.python_line or 0))
