@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from ..cache.entry import BadEntry, pack, unpack
@@ -18,7 +19,8 @@ from ..errors import ProfilerError
 from .report import kernel_reports
 from .result import LaunchProfile, Profile
 
-SAVED_VERSION = 1
+SAVED_VERSION = 2
+"""2: the builds' entries are of layout 6 (:data:`gpulab.compiler.spec.ENTRY_LAYOUT`: artifacts by stage)."""
 PAGES = ("source", "raw")
 
 
@@ -58,10 +60,9 @@ def load(folder) -> Profile:
         key = launch["build"]
         if key not in builds:
             try:
-                builds[key] = decode(*unpack((folder / f"{key}.gpulab").read_bytes(), key))
+                builds[key] = replace(decode(*unpack((folder / f"{key}.gpulab").read_bytes(), key)), origin="disk")
             except (OSError, BadEntry, KeyError, TypeError, ValueError) as exc:
                 raise ProfilerError(f"the build {key} of {folder} cannot be read: {exc}") from None
-            builds[key].origin = "disk"
     pages = {page: gzip.decompress((folder / f"{page}.csv.gz").read_bytes()).decode() for page in PAGES}
     reports = kernel_reports(pages)
     if len(reports) != len(found["launches"]):
