@@ -21,9 +21,11 @@ import anywidget
 import traitlets
 
 from ..compiler.analysis.diff import diff as build_diff
-from ..compiler.build import Build, build_for
+from ..compiler.build import Build
+from ..compiler.pipeline import build_for
 from ..compiler.bundle import PANES, bundle_of
-from ..compiler.target import parse_target, require_buildable
+from ..compiler.target import parse_target
+from ..compiler.toolchain import require_buildable
 from ..display.analysis import diff_text
 from ..display.errors import format_error
 from ..display.view import BuildView

@@ -6,7 +6,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 import gpulab
-from gpulab.compiler.target import toolchain_targets
+from gpulab.compiler.toolchain import toolchain_targets
 from gpulab.errors import ArgumentError, KernelTypeError
 from gpulab.host.histogram import even_bins
 from gpulab.host.item import item_kernel

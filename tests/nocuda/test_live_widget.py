@@ -145,8 +145,8 @@ print(json.dumps({
     "ipython": get_ipython() is not None,
     "mimebundle": sorted(build._repr_mimebundle_()),
     "marimo": type(build._display_()).__name__,
-    "costs": build.line_costs()._display_()._mime_()[0],
-    "costs_bundle": sorted(build.line_costs()._repr_mimebundle_()),
+    "costs": gpulab.line_costs(build)._display_()._mime_()[0],
+    "costs_bundle": sorted(gpulab.line_costs(build)._repr_mimebundle_()),
 }))
 """
 
