@@ -22,8 +22,12 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: $(VENV)/.gpulab-lab
 	$(BIN)/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/
 
+# One pytest-xdist worker per core, each taking whole test files (--dist loadfile; the notebooks' tests one by
+# one: conftest.py's SPREAD): a page's examples run in
+# order in one shell, a module's fixtures are made once, the browser and Ctrl-C tests of a file run one at a
+# time. (--dist loadgroup groups nothing with pytest 9.2: pytest-xdist issue 1386.) PYTEST_ARGS="-n 0": one process.
 test: $(VENV)/.gpulab-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 # The wheel Binder installs (gpulab with its JupyterLab extension built in, so Binder needs no Node.js),
 # into dist/ (ignored: never committed); a maintainer attaches it to the GitHub release v$(VERSION)

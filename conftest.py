@@ -1,5 +1,5 @@
-"""The whole suite's: an empty build cache per session, the ``gpu`` and ``gpus(n)`` markers, and the examples
-of README.md and docs/*.md as tests (tests/doc_examples.py)."""
+"""The whole suite's: an empty build cache per session, the ``gpu`` and ``gpus(n)`` markers, the examples of
+README.md and docs/*.md as tests (tests/doc_examples.py), and how ``make test`` spreads files over workers."""
 
 from importlib.util import find_spec
 
@@ -38,3 +38,21 @@ def fresh_cache(tmp_path_factory):
     yield folder
     patch.undo()
     cache.reset_default_cache()
+
+
+SPREAD = ("tests/nocuda/test_notebooks.py",)
+"""Files whose tests are independent and long (a notebook in a kernel of its own each): under ``make test``'s
+``--dist loadfile`` each of their tests goes to whichever worker is free, not the whole file to one."""
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPREAD else path
+
+    return Scheduling(config, log)

@@ -19,6 +19,14 @@ import gpulab
 from gpulab import progress
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_raises():
+    """Ctrl-C raises KeyboardInterrupt here, as in a user's Python (a pytest-xdist worker ignores SIGINT)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def on_a_terminal(monkeypatch) -> None:
     """Make stderr a terminal, where a person watches the work (capsys still reads it; call it in the test)."""
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
