@@ -19,7 +19,8 @@ READER_FACING = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 TEXTS = [*READER_FACING, RESULTS / "README.md"]
 SESSION = re.compile(r"\bsessions? \d+|\bsession \d+'s|\b(?:this|that|same|previous|next|earlier|later) session\b",
                      re.IGNORECASE)
-RUNS = re.compile(r"(?<!--)\b[Rr]uns? (\d+(?:(?:-|, | and )\d+)*)")
+RUNS = re.compile(r"(?<!--)\b[Rr]uns? (\d{1,3}(?:(?:-|, | and )\d{1,3})*)\b")
+"""Run numbers (up to three digits: "runs 2095-5031" in ms are timings, not runs)."""
 DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
 
 
