@@ -96,6 +96,10 @@ def measure(primitives, n: int, dtype: str, warm: bool) -> dict:
         found.update(_segments(xs, dtype))
     if "reduce_by_key" in primitives:
         found.update(_runs(xs, dtype))
+    if "sort" in primitives:
+        found.update(_sorts(xs))
+    if "histogram" in primitives and dtype == "int32":
+        found.update(_histograms(xs.size))
     if "map" in primitives and dtype in MAP_OPS:  # the map's operator keeps its input type: 32-bit ones only
         mapper = gpulab.make_map(MAP_OPS[dtype], xs)
         mapper(xs, out=out)
@@ -132,6 +136,36 @@ def _runs(xs, dtype: str) -> dict:
     moved = keys.nbytes + xs.nbytes + runs * (keys.itemsize + xs.itemsize)
     return {"reduce_by_key_16": moved / gpu_seconds(lambda: by_key(keys, xs, out_keys=out_keys, out=out,
                                                                     count=count)) / 1e9}
+
+
+def _sorts(xs) -> dict:
+    """sort of the items (keys only), and sort_by_key with uint32 values (bytes: read and written once)."""
+    assert not bool(cupy.isnan(xs).any()) if xs.dtype.kind == "f" else True
+    found, out = {}, cupy.empty_like(xs)
+    sorter = gpulab.make_sort(xs)
+    temp = cupy.zeros(sorter.temp_storage_bytes(xs.size), np.uint8)
+    sorter(xs, out=out, temp_storage=temp)
+    assert bool(cupy.all(out == cupy.sort(xs))), "sort is wrong"
+    found["sort"] = 2 * xs.nbytes / gpu_seconds(lambda: sorter(xs, out=out, temp_storage=temp)) / 1e9
+    values = cupy.arange(xs.size, dtype=np.uint32)
+    values_out = cupy.empty_like(values)
+    by_key = gpulab.make_sort_by_key(xs, values)
+    temp = cupy.zeros(by_key.temp_storage_bytes(xs.size), np.uint8)
+    found["sort_by_key_u32"] = 2 * (xs.nbytes + values.nbytes) / gpu_seconds(
+        lambda: by_key(xs, values, out=out, values_out=values_out, temp_storage=temp)) / 1e9
+    return found
+
+
+def _histograms(n: int) -> dict:
+    """256 bins over (0, 256) of uint8 and int32 items in [0, 256) (bytes read)."""
+    found = {}
+    for dtype in ("uint8", "int32"):
+        items = cupy.random.default_rng(3).integers(0, 256, n, dtype=np.int32).astype(dtype)
+        plan, counts = gpulab.make_histogram(items, 256, (0, 256)), cupy.empty(256, np.int64)
+        plan(items, out=counts)
+        assert bool(cupy.all(counts == cupy.bincount(items, minlength=256))), "histogram is wrong"
+        found[f"histogram_{dtype}"] = items.nbytes / gpu_seconds(lambda: plan(items, out=counts)) / 1e9
+    return found
 
 
 def main() -> None:

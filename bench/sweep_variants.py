@@ -8,8 +8,9 @@ from gpulab.compiler import codegen, spec
 
 SCAN, REDUCE, MAP = ("scan", "filter"), ("reduce",), ("map",)
 SEGMENTS = ("segmented_reduce", "reduce_by_key")
+SORT, HISTOGRAM = ("sort",), ("histogram",)
 VARIANTS = {  # name: (constants, what they change)
-    "landed": ({}, ("scan", "filter", "reduce", "map", *SEGMENTS)),
+    "landed": ({}, ("scan", "filter", "reduce", "map", *SEGMENTS, *SORT, *HISTOGRAM)),
     "window128": ({"LOOKBACK_TILES": 128}, SCAN),
     "window512": ({"LOOKBACK_TILES": 512}, SCAN),
     # issue 11, scan levers (run B): a shorter serial fold of the window (groups of 32 slots), wider windows
@@ -44,6 +45,15 @@ VARIANTS = {  # name: (constants, what they change)
     "segments64B": ({"SCAN_THREAD_BYTES": 64}, SEGMENTS),
     "segments64B-1536": ({"SCAN_THREAD_BYTES": 64, "TILE_RESIDENT_THREADS": 1536}, SEGMENTS),
     "segments-early-loads": ({"SEGMENT_EARLY_LOADS": 1}, ("segmented_reduce",)),  # loads in flight during the search
+    # issue 41, sort: blocks per SM (a register cap of 64, or 128), items per thread (12 or 24 of 4 bytes)
+    "sort-4blocks": ({"SORT_MIN_BLOCKS": 4}, SORT),
+    "sort-2blocks": ({"SORT_MIN_BLOCKS": 2}, SORT),
+    "sort-12items": ({"SORT_THREAD_BYTES": 48}, SORT),
+    "sort-24items": ({"SORT_THREAD_BYTES": 96, "MAX_SORT_ITEMS": 24}, SORT),
+    # issue 41, histogram: blocks per SM the registers allow (42 or 128 registers), half the shared counts
+    "histogram-6blocks": ({"HISTOGRAM_MIN_BLOCKS": 6}, HISTOGRAM),
+    "histogram-2blocks": ({"HISTOGRAM_MIN_BLOCKS": 2}, HISTOGRAM),
+    "histogram-16copies": ({"SHARED_BIN_WORDS": 4096}, HISTOGRAM),
 }
 DEFAULTS = {name: getattr(codegen, name) for variant, _ in VARIANTS.values() for name in variant}
 

@@ -25,8 +25,13 @@ def twice(x):
     return x * 2 + 1
 
 
+def bin_of(x):
+    return int(x) >> 4
+
+
 OPERATORS = {"reduce": add, "scan": add, "filter": positive, "map": twice, "segmented_reduce": add,
-             "reduce_by_key": add}
+             "reduce_by_key": add, "sort": twice, "histogram": bin_of}
+ONE_PARAMETER = ("filter", "map", "sort", "histogram")
 
 
 def _cases():
@@ -49,7 +54,7 @@ def variant_constants():
 def test_sweep_variant_builds_without_calls(variant_constants, name, primitive, dtype, target):
     variant_constants(VARIANTS[name][0])
     fn = OPERATORS[primitive]
-    types = (dtype,) if primitive in ("filter", "map") else (dtype, dtype)
+    types = (dtype,) if primitive in ONE_PARAMETER else (dtype, dtype)
     build = gpulab.compile(primitive, fn, types=types, target=target)
     calls = [line.strip() for line in build.sass.splitlines() if "CALL" in line]
     assert build.sass_calls == 0, f"{name}: the SASS has {calls[:3]}"
