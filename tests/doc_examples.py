@@ -19,6 +19,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
+import gpulab
 from gpulab.compiler.build import Build
 from gpulab.device import devices
 from gpulab.display.view import MIME_TYPE
