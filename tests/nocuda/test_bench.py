@@ -132,7 +132,7 @@ def test_table_text_and_escaped_html():
 
 def test_unknown_primitive():
     with pytest.raises(ValueError, match="unknown primitive"):
-        bench(add, "sort", [10], devices=["host"])
+        bench(add, "no_such_primitive", [10], devices=["host"])
 
 
 @pytest.mark.gpu
