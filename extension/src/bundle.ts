@@ -3,6 +3,7 @@
  * (see docs/bundle.md). Every string in it is user or compiler text.
  */
 import { IAnalysisView, analysisView } from './analysis';
+import { IMeasuredView, measuredView } from './measured';
 
 export const MIME_TYPE = 'application/vnd.gpulab.build+json';
 
@@ -85,6 +86,8 @@ export interface IBundle {
   header: IHeader;
   /** Drawn from the bundle's `analysis` (empty without one). */
   analysis?: IAnalysisView;
+  /** Drawn from the bundle's `measured` and its header's (empty without one). */
+  measured?: IMeasuredView;
   compare?: IBundle | null;
 }
 
@@ -150,6 +153,7 @@ export function normalizeBundle(data: unknown, depth = 0): IBundle | null {
   return {
     header: normalizeHeader(data.header, str(data.name)),
     analysis: analysisView(data.analysis),
+    measured: measuredView(data.measured, isObject(data.header) ? data.header.measured : null),
     version: typeof data.version === 'number' ? data.version : 1,
     name: str(data.name),
     primitive: str(data.primitive),

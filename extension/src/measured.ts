@@ -45,6 +45,8 @@ export interface IMeasuredView {
   /** "measured on NVIDIA H100 80GB HBM3" or "" for a bundle with nothing measured. */
   device: string;
   verdict: string;
+  /** `py:N` of the Python line the verdict names, or null. */
+  verdictKey: string | null;
   /** Per launch: its kernel and its figures as one line. */
   kernels: { kernel: string; text: string }[];
   /** The reasons with samples, most first: id, label, what the warp was doing. */
@@ -148,6 +150,7 @@ export function measuredView(data: unknown, header: unknown): IMeasuredView {
     sass,
     device: typeof measured.device === 'string' && measured.device ? `measured on ${measured.device}` : data ? 'measured' : '',
     verdict: typeof head.verdict === 'string' ? head.verdict : '',
+    verdictKey: typeof head.key === 'string' && /^py:\d+$/.test(head.key) ? head.key : null,
     kernels,
     legend: reasons.map(r => ({
       id: reasonId(String(r.id)),
@@ -189,14 +192,28 @@ export function measuredCell(doc: Document, pane: string, bar: IMeasuredBar | un
   return cell;
 }
 
-/** The header's measured lines: the verdict, each launch's figures, a legend; null with nothing measured. */
-export function measuredHeader(doc: Document, view: IMeasuredView): HTMLElement | null {
+/** The measured cell of line `i` of pane `pane`, or null where the pane has no measured column. */
+export function measuredGutter(doc: Document, view: IMeasuredView, pane: string, i: number): HTMLElement | null {
+  const bars = pane === 'python' ? view.python : pane === 'cuda' ? view.cuda : pane === 'sass' ? view.sass : null;
+  return bars && bars.size ? measuredCell(doc, pane, bars.get(i)) : null;
+}
+
+/**
+ * The header's measured lines: the verdict (given to `link` with its line's key, so that hovering it lights the
+ * line), each launch's figures, a legend; null with nothing measured.
+ */
+export function measuredHeader(
+  doc: Document,
+  view: IMeasuredView,
+  link: (el: HTMLElement, key: string | null) => void = () => undefined
+): HTMLElement | null {
   if (!view.verdict) {
     return null;
   }
   const box = element(doc, 'div', 'gpulab-measured-head');
   const verdict = element(doc, 'div', 'gpulab-verdict');
   verdict.append(element(doc, 'span', 'gpulab-muted', view.device), ' ', element(doc, 'b', '', view.verdict));
+  link(verdict, view.verdictKey);
   box.appendChild(verdict);
   for (const k of view.kernels) {
     const row = element(doc, 'div', 'gpulab-measured-kernel');

@@ -13,6 +13,7 @@
  * window (IntersectionObserver), or when a line in it is scrolled to.
  */
 import { IAnalysisView, analysisView } from './analysis';
+import { IMeasuredView, measuredGutter, measuredHeader, measuredView } from './measured';
 import { IBundle, IPane, normalizeBundle } from './bundle';
 import { IBuildHost, IControls, controlsBar, diffPane } from './controls';
 import { IToken, LineTokenizer, segments, tokenizerFor } from './highlight';
@@ -83,6 +84,8 @@ interface IPaneHost {
   readonly map: LineMap;
   /** Cost bars (Python), live-register bars (SASS) and opcode hints (SASS, PTX). */
   readonly analysis: IAnalysisView;
+  /** What was measured on the lines (measured.ts; empty for an unprofiled build). */
+  readonly measured: IMeasuredView;
 }
 
 /** One pane: header (title, search, copy) and its lazily rendered lines. */
@@ -389,6 +392,10 @@ export class PaneView {
     const gutter = this._gutter(i);
     if (gutter) {
       line.append(gutter);
+    }
+    const measured = measuredGutter(this._doc, this._host.measured, this.id, i);
+    if (measured) {
+      line.append(measured);
     }
     line.append(text);
     this._fillText(text, i);
@@ -891,6 +898,7 @@ export class BuildView implements IPaneHost {
   readonly node: HTMLElement;
   map: LineMap = new LineMap(null);
   analysis: IAnalysisView = analysisView(null);
+  measured: IMeasuredView = measuredView(null, null);
 
   private readonly _doc: Doc;
   private _bundle: IBundle | null = null;
@@ -1065,6 +1073,7 @@ export class BuildView implements IPaneHost {
     this.node.dataset.lto = b.lto ? 'on' : 'off';
     this.map = new LineMap(b.links);
     this.analysis = b.analysis ?? analysisView(null);
+    this.measured = b.measured ?? measuredView(null, null);
     this.node.appendChild(this._header(b));
 
     const panesEl = h(doc, 'div', 'gpulab-panes');
@@ -1188,6 +1197,10 @@ export class BuildView implements IPaneHost {
       header.appendChild(t);
     }
 
+    const measured = measuredHeader(this._doc, this.measured, (el, key) => this._linkToLine(el, key));
+    if (measured) {
+      header.appendChild(measured);
+    }
     this._findings(header, model);
 
     header.appendChild(

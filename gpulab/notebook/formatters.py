@@ -39,6 +39,16 @@ def build_mimebundle(build) -> dict:
     return found[0] if isinstance(found, tuple) else found
 
 
+def profile_view(profile):
+    """A profile's live view: its first build's, with what was measured on its lines."""
+    return live_view(profile.build, measured=profile.measured())
+
+
+def profile_repr(profile):
+    """What a :class:`~gpulab.profiler.result.Profile` displays as: the live view of :func:`profile_view`."""
+    return profile_view(profile)._repr_mimebundle_()
+
+
 def line_costs_mimebundle(costs) -> dict:
     """A build's per-line costs: the Python lines' table, then the CUDA lines'."""
     from ..display.analysis import cuda_costs_table, line_costs_table, tables_mimebundle
@@ -63,12 +73,13 @@ def diff_mimebundle(found) -> dict:
 
 
 _SHOWN = (("Build", build_repr, live_view),
+          ("Profile", profile_repr, profile_view),
           ("LineCosts", line_costs_mimebundle, None),
           ("Diagnostics", diagnostics_mimebundle, None),
           ("BuildDiff", diff_mimebundle, None))
 
 
 def register() -> None:
-    """Show builds (live), their costs, diagnostics and diffs (tables) wherever they are displayed."""
+    """Show builds and profiles (live), their costs, diagnostics and diffs (tables) wherever they are displayed."""
     for kind, mimebundle, live in _SHOWN:
         shown.register(kind, mimebundle, live)

@@ -1,7 +1,8 @@
 """What ``gpulab.profile`` returns: the call's result and, per launch, what the GPU measured, on the build's lines.
 
-A :class:`Profile` shows itself as the build's view with the measured column (``docs/bundle.md``, section
-"Measured") and the verdict in its header; ``lines()`` and ``kernels()`` are the same as tables.
+A :class:`Profile` shows itself (:mod:`gpulab.shown`) as the build's live view with the measured column
+(``docs/bundle.md``, section "Measured") and the verdict in its header; ``lines()`` and ``kernels()`` are the
+same as tables.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 from ..compiler.bundle import bundle_of
 from ..display.table import Table, format_seconds
-from ..display.view import BuildView
+from ..shown import Shown
 from .diagnose import measured_diagnostics
 from .lines import LineMeasures, Measure, line_measures
 from .report import GROUPS, REASONS, KernelReport
@@ -53,8 +54,9 @@ class LaunchProfile:
         return {name: found[metric] for name, metric, _ in KERNEL_METRICS if metric in found}
 
 
-class Profile:
-    """A call measured on the GPU (what :func:`gpulab.profile` returns).
+class Profile(Shown):
+    """A call measured on the GPU (what :func:`gpulab.profile` returns); in a notebook, its build's live view with
+    the measured column.
 
     Attributes
     ----------
@@ -176,9 +178,6 @@ class Profile:
             "diagnostics": [{**d.as_dict(), "key": build.python_key(d.python_line) if d.python_line else None}
                             for d in measured_diagnostics(build, found)],
         }
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return BuildView(self.bundle())._repr_mimebundle_(include, exclude)
 
     def __repr__(self) -> str:
         return f"{self.verdict}\n\n{self.kernels()!r}\n\n{self.lines()!r}"
