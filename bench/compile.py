@@ -145,18 +145,25 @@ def main() -> None:
                 print(f"    {name:64} {seconds * 1e3:9.1f} ms")
         print("    stages: " + ", ".join(f"{stage} {seconds * 1e3:.1f}" for stage, seconds in figures["stages"].items())
               + " ms")
-    record = {"machine": platform.node(), "processor": platform.processor(), "cpus": os.cpu_count(),
-              "python": platform.python_version(), "target": args.target, "runs": args.runs,
-              "load_average": os.getloadavg(), "seconds": rows, "warm": warm,
-              "cold_stage_seconds": {k: median(c["timings"][k] for c in cold) for k in cold[0]["timings"]},
-              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     from gpulab.compiler.spec import toolchain_versions
 
-    record["versions"] = toolchain_versions()
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"compile-{platform.machine()}-{os.cpu_count()}cpu.json"
+    write_cpu_record(args.out, "compile", {
+        "target": args.target, "runs": args.runs, "seconds": rows, "warm": warm,
+        "cold_stage_seconds": {k: median(c["timings"][k] for c in cold) for k in cold[0]["timings"]},
+        "versions": toolchain_versions()})
+
+
+def write_cpu_record(out: Path, name: str, figures: dict) -> Path:
+    """Write ``figures`` with the machine they were measured on (its CPUs and load) to
+    ``out/<name>-<machine>-<cpus>cpu.json``, and say where."""
+    record = {"machine": platform.node(), "processor": platform.processor(), "cpus": os.cpu_count(),
+              "python": platform.python_version(), "load_average": os.getloadavg(), **figures,
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}-{platform.machine()}-{os.cpu_count()}cpu.json"
     path.write_text(json.dumps(record, indent=2))
     print(f"wrote {path}")
+    return path
 
 
 if __name__ == "__main__":

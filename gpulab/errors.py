@@ -235,3 +235,20 @@ class CacheWarning(GpulabWarning):
 
 class VerificationWarning(GpulabWarning):
     """A floating-point device result differs from the host's; the message gives the error."""
+
+
+class AssociativityWarning(GpulabWarning):
+    """A fold's operator is not associative: the device's result will differ from the host's.
+
+    Parameters
+    ----------
+    message : str
+        The counterexample, what the device will do, and how to silence it.
+    location : SourceLocation, optional
+        The operator's line.
+    """
+
+    def __init__(self, message: str, location: SourceLocation | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import captures, stops
-from .errors import KernelNameError, KernelTypeError, LimitError, NestingError, SourceLocation, SourceMismatchError
+from .errors import (HostArrayError, KernelNameError, KernelTypeError, LimitError, NestingError, SourceLocation,
+                     SourceMismatchError)
 from .purity import ALLOWED_BUILTINS, Analysis, analyse, is_scalar, visible_names
 from .types import ElementType, element_type
 
@@ -218,6 +219,27 @@ class Kernel:
         types = tuple(uniform_type(value, name, self) for name, value in zip(self.uniforms, values))
         return types, tuple(uniform_scalar(value, element, name, self)
                             for name, value, element in zip(self.uniforms, values, types))
+
+    def host_arguments(self) -> tuple:
+        """What a host call of :meth:`python_function` or :meth:`cpu_function` passes after the items: the
+        uniforms' current values (see :meth:`uniform_arguments`), then the captured arrays and, when there are
+        any, a placeholder for where the device records a read out of bounds (the host raises instead).
+
+        Raises
+        ------
+        HostArrayError
+            When a captured array lives on a device.
+        KernelTypeError
+            When a uniform or a captured array no longer holds what the kernel was checked with.
+        """
+        self.array_types()  # each still an array of an element type, of the dimensions the kernel reads
+        arrays = []
+        for name, value in zip(self.arrays, self.array_values()):
+            if captures.is_device_array(value):
+                raise HostArrayError(f"`{self.name}` captures `{name}`, a device array, but this call runs on the "
+                                     f"host; capture a host copy (gpulab.to_host({name})) or run on a GPU device")
+            arrays.append(captures.as_array(value))
+        return self.uniform_arguments()[1] + tuple(arrays) + ((0,) if arrays else ())
 
     @functools.cached_property
     def identity(self) -> dict:

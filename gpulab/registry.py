@@ -36,11 +36,17 @@ class OperatorCall:
     params : tuple of str
         Its parameters, of type ``value_t``; an element-wise primitive's
         wrapper takes one ``aK`` of type ``inK_t`` per input instead.
+    associative : bool
+        Whether the kernel combines values with it in a tree (an operator
+        ``(T, T) -> T`` whose grouping the device chooses): then it must be
+        associative, and every build and plan probes it on the host
+        (:mod:`gpulab.compiler.associativity`).
     """
 
     wrapper: str
     returns: str
     params: tuple[str, ...] = ()
+    associative: bool = False
 
 
 @dataclass(frozen=True)
@@ -244,7 +250,7 @@ def _resolve(reference):
 
 
 _ELEMENT_WISE = OperatorCall("apply", "out_t")
-_FOLD = OperatorCall("op", "value_t", ("a", "b"))
+_FOLD = OperatorCall("op", "value_t", ("a", "b"), associative=True)
 _TEST = OperatorCall("predicate", "bool", ("x",))
 _KEY = OperatorCall("key_of", "key_t", ("x",))
 _OPERATOR = "an operator of two values of one type, (T, T) -> T"

@@ -18,6 +18,7 @@ from ..shown import Shown
 from ..types import ElementType
 from . import disassembly, linemap
 from .artifacts import Artifact
+from .associativity import Finding
 from .codegen import Geometry
 from .disasm import Resources
 from .frontend import OP_NAME
@@ -80,6 +81,9 @@ class Build(Shown):
         Stage timings are of that moment only when it is ``"built"``.
     spec : BuildSpec or None
         What the :func:`~.pipeline.build_for` that returned it was asked for (a live view rebuilds from it).
+    associativity : Finding or None
+        What the associativity probe found about the operator for that :func:`~.pipeline.build_for`
+        (:mod:`.associativity`; None: nothing, not a fold, or ``associative=True``).
     """
 
     key: str
@@ -105,6 +109,7 @@ class Build(Shown):
     built_at: float | None
     origin: str = "built"
     spec: BuildSpec | None = field(default=None, repr=False, compare=False)
+    associativity: Finding | None = field(default=None, repr=False, compare=False)
 
     @property
     def source(self) -> str:

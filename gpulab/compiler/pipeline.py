@@ -23,7 +23,7 @@ from ..mapped import Mapped, walk
 from ..options import BuildOptions, build_options
 from ..progress import Progress
 from ..types import ElementType
-from . import codegen, disasm, flags, frontend, linemap, link, nvrtc, serialize
+from . import associativity, codegen, disasm, flags, frontend, linemap, link, nvrtc, serialize
 from .artifacts import Artifact
 from .build import Build
 from .spec import BuildSpec, mapped_spec
@@ -215,7 +215,7 @@ def _worker() -> ThreadPoolExecutor:
 
 
 def compile(primitive: str, fn, *, types=None, target=None, keys=None, options: BuildOptions | None = None,
-            **given) -> Build:
+            associative: bool = False, **given) -> Build:
     """Compile ``fn`` for ``primitive``: generated CUDA C++, PTX, SASS and the cubin.
 
     Parameters
@@ -237,6 +237,13 @@ def compile(primitive: str, fn, *, types=None, target=None, keys=None, options: 
         reduce_by_key's key type (int32 by default).
     options : BuildOptions, optional
         Build options made earlier; those ``given`` by name change them.
+    associative : bool
+        A primitive that folds (reduce, scan, ...): your word that ``fn`` is
+        associative, or that you accept what the device's grouping gives.
+        Otherwise gpulab tries it on the host and warns
+        (:class:`~gpulab.errors.AssociativityWarning`) where
+        ``fn(fn(a, b), c) != fn(a, fn(b, c))``. Not a build option: the
+        build is the same.
     **given
         Build options (:class:`~gpulab.options.BuildOptions`): ``lto`` (link
         with link-time optimisation, the operator inlined, default True; False
@@ -258,16 +265,19 @@ def compile(primitive: str, fn, *, types=None, target=None, keys=None, options: 
     """
     with _stage(timings := {}, "check"):
         spec = make_spec(primitive, fn, types=types, target=target, keys=keys, options=options, **given)
-    build = build_for(spec, check_seconds=timings["check"])
+    build = build_for(spec, check_seconds=timings["check"], associative=associative)
     build.disassembled()
+    associativity.warn(build.associativity, primitive, spec.kernel)
     return build
 
 
-def build_for(spec: BuildSpec, check_seconds: float | None = None) -> Build:
+def build_for(spec: BuildSpec, check_seconds: float | None = None, associative: bool = False) -> Build:
     """Return the build of ``spec``, from the cache when it has it; its ``origin`` says where it came from.
 
     ``check_seconds``, how long making ``spec`` took, is kept among the
-    build's timings (and in its cache entry) as the ``check`` stage.
+    build's timings (and in its cache entry) as the ``check`` stage. Its
+    ``associativity`` is what :func:`.associativity.probe` finds now (with the
+    uniforms' values of now), unless ``associative``.
     """
     origin = "memory"
 
@@ -285,4 +295,5 @@ def build_for(spec: BuildSpec, check_seconds: float | None = None) -> Build:
     timings = build.timings
     if check_seconds is not None and "check" not in timings:  # a build first made without a check of its own
         timings = {**timings, "check": check_seconds}
-    return replace(build, origin=origin, timings=timings, spec=spec)
+    found = associativity.finding(spec.record, spec.kernel, spec.inputs[0], associative)
+    return replace(build, origin=origin, timings=timings, spec=spec, associativity=found)

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import captures, conversion, registry, stops
 from ..compiler.frontend import check
-from ..errors import GpulabError, HostArrayError, KernelRuntimeError, KernelTypeError, LengthMismatchError
+from ..errors import GpulabError, KernelRuntimeError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
 from ..mapped import Mapped
 from ..kernel import Kernel, Signature, as_kernel
@@ -103,20 +103,11 @@ def operator_for(kernel: Kernel, signature: Signature) -> tuple[HostOperator, tu
     FrontendError, KernelTypeError
         When the device would refuse the kernel for these types (numba-cuda cannot type it).
     """
-    types, values = kernel.uniform_arguments()
-    array_types = kernel.array_types()
-    arrays = tuple(_captured(kernel))
+    types, array_types = kernel.uniform_arguments()[0], kernel.array_types()
+    arguments = kernel.host_arguments()
     operator = OPERATORS.get_or_make((kernel.fingerprint, signature, types, array_types),
                                      lambda: _build(kernel, signature, types, array_types))
-    return operator, values + arrays + ((0,) if arrays else ())
-
-
-def _captured(kernel: Kernel):
-    for name, value in zip(kernel.arrays, kernel.array_values()):
-        if captures.is_device_array(value):
-            raise HostArrayError(f"`{kernel.name}` captures `{name}`, a device array, but this call runs on the host; "
-                                 f"capture a host copy (gpulab.to_host({name})) or run on a GPU device")
-        yield captures.as_array(value)
+    return operator, arguments
 
 
 def _build(kernel: Kernel, signature: Signature, uniform_types, array_types) -> HostOperator:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import sys
+import warnings
+from contextlib import contextmanager
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -24,7 +26,8 @@ from ..compiler.target import Target, parse_target
 from ..device import current_device, use
 from ..device import device as find_device
 from ..display.errors import format_error
-from ..errors import USER_ERRORS, ArgumentError, GpulabError, KernelTypeError, TargetError, UserCodeError
+from ..errors import (USER_ERRORS, ArgumentError, AssociativityWarning, GpulabError, KernelTypeError, TargetError,
+                      UserCodeError)
 from ..kernel import AST_LOCK, Kernel
 from . import formatters, session, tracebacks
 from .result import run_cell
@@ -111,6 +114,27 @@ def _kernel(function, types) -> Kernel:
     return kernel
 
 
+@contextmanager
+def _associativity_at_cell_lines(filename: str, silenced: bool):
+    """Show each :class:`~gpulab.errors.AssociativityWarning` the cell's builds, runs and plans raise once, at its
+    cell line, every time the cell runs (none with ``silenced``: --associative); other warnings as they are."""
+    shown: set[str] = set()
+    original = warnings.showwarning
+
+    def show(message, category, *where, **more):
+        if not issubclass(category, AssociativityWarning):
+            return original(message, category, *where, **more)
+        text = format_error(message, filename)
+        if text not in shown:
+            shown.add(text)
+            print(text, file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore" if silenced else "always", AssociativityWarning)
+        warnings.showwarning = show
+        yield
+
+
 def _cell_number(shell) -> int:
     """The number of the running cell (its prompt's), whatever IPython has done to ``execution_count`` by now.
 
@@ -151,6 +175,9 @@ class GpulabMagics(Magics):
     @argument("--no-boundscheck", dest="boundscheck", action="store_false",
               help="leave reads of captured arrays unchecked (compare the SASS: the checks' cost); --run checks")
     @argument("--exclusive", action="store_true", help="scan: an exclusive scan (needs --initial)")
+    @argument("--associative", action="store_true",
+              help="a primitive that folds (reduce, scan, ...): you know the operator is associative, or accept "
+                   "the device's grouping; gpulab does not try it for a counterexample, nor warn")
     @argument("--initial", help="reduce or scan initial value, a Python expression (reduce default: 0)")
     @argument("--bins", type=_count, metavar="N", help="histogram: the number of bins (the function gives an "
               "item's bin, or a value binned over --range)")
@@ -187,6 +214,13 @@ class GpulabMagics(Magics):
         ``from gpulab import f32, i32``, in the cell or before it. Without
         a GPU, --run and --bench run on the host, and --profile says what
         it needs under the view.
+
+        Reduce, scan, segmented_reduce and reduce_by_key fold the items in a
+        tree on a device, so their operator must be associative (never
+        commutative): gpulab tries it on a few values of its type and, where
+        ``f(f(a, b), c)`` and ``f(a, f(b, c))`` differ, warns at its line
+        with the counterexample (in the view's diagnostics too).
+        --associative says you know.
 
         Examples
         --------
@@ -250,10 +284,12 @@ class GpulabMagics(Magics):
             device = find_device(args.device) if args.device else current_device()
             diff = ({"target": args.diff_target} if args.diff_target
                     else {args.diff: not getattr(options, args.diff)} if args.diff else None)
-            result = run_cell(kernel, args.primitive, target=session.target_for(args.target, device), device=device,
-                              options=options, arguments=arguments, panes=panes, compare=args.compare, run=args.run,
-                              bench_sizes=args.bench, initial=initial, diff=diff, profile=args.profile,
-                              show=(lambda part: None) if args.output else display)
+            with _associativity_at_cell_lines(filename, silenced=args.associative):
+                result = run_cell(kernel, args.primitive, target=session.target_for(args.target, device),
+                                  device=device, options=options, arguments=arguments, panes=panes,
+                                  compare=args.compare, run=args.run, bench_sizes=args.bench, initial=initial,
+                                  diff=diff, profile=args.profile, associative=args.associative,
+                                  show=(lambda part: None) if args.output else display)
         except (GpulabError, NumbaError) as exc:  # raised, so Run All stops here; shown as the short message
             raise tracebacks.shown_as(exc, format_error(exc, filename).splitlines())
         return result if args.output else None

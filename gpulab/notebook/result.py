@@ -99,7 +99,7 @@ class KernelResult:
 def run_cell(kernel: Kernel, primitive: str, *, target: Target, device: Device, options: BuildOptions,
              arguments: dict | None = None, panes=PANES, compare: bool = False, run: int | None = None,
              bench_sizes=None, initial=None, diff: dict | None = None, profile: int | None = None,
-             show: Callable[[object], None] = lambda part: None) -> KernelResult:
+             associative: bool = False, show: Callable[[object], None] = lambda part: None) -> KernelResult:
     """Build ``primitive(kernel)``, and compare, run and time it as a cell asks; ``show`` each part when it is ready.
 
     Parameters
@@ -132,13 +132,17 @@ def run_cell(kernel: Kernel, primitive: str, *, target: Target, device: Device, 
     profile : int, optional
         Measure the kernel on this many random items under the GPU's profiler (:func:`gpulab.profile`); when
         that cannot be done, the estimated view stays and why is printed (``profile_error``).
+    associative : bool
+        The cell's word that the operator is associative: its builds are not probed for a counterexample.
     show : callable
         Called with each part as soon as it is made (``display`` shows them as they come).
     """
-    result = KernelResult(compile_build(primitive, kernel, target=target, options=options), panes=tuple(panes))
+    result = KernelResult(compile_build(primitive, kernel, target=target, options=options, associative=associative),
+                          panes=tuple(panes))
     arguments = arguments or {}
     if compare:
-        result.compare = compile_build(primitive, kernel, target=target, options=options, lto=not options.lto)
+        result.compare = compile_build(primitive, kernel, target=target, options=options, lto=not options.lto,
+                                       associative=associative)
         seconds = None
         if device.is_gpu:
             seconds = compare_seconds(kernel, primitive, device, max(run or 0, COMPARE_SIZE), initial=initial,
@@ -156,7 +160,8 @@ def run_cell(kernel: Kernel, primitive: str, *, target: Target, device: Device, 
         show(part)
     if diff:
         changed = {name: value for name, value in diff.items() if name != "target"}
-        other = compile_build(primitive, kernel, target=diff.get("target", target), options=options, **changed)
+        other = compile_build(primitive, kernel, target=diff.get("target", target), options=options,
+                              associative=associative, **changed)
         result.diff = build_diff(result.build, other)
         show(result.diff)
     if run:

@@ -13,7 +13,8 @@ from ..mapped import Mapped
 from ..options import BuildOptions, build_options
 from ..registry import PRIMITIVES
 from ..types import element_type
-from .dispatch import call, check_host_inputs, gpu_device, host_copies, make_plan, plan_for, resolve_device
+from .dispatch import (call, check_associative, check_host_inputs, gpu_device, host_copies, make_plan, plan_for,
+                       resolve_device)
 from .dispatch import verify as check_with_host
 from .filter import FilterPlan
 from .histogram import HistogramPlan
@@ -70,19 +71,23 @@ def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, optio
 
 
 def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool = False,
-           options: BuildOptions | None = None, **given):
+           options: BuildOptions | None = None, associative: bool = False, **given):
     """``functools.reduce(fn, xs, initial)``, left to right; a 0-d array.
 
     ``fn`` need only be associative: the device keeps the items' order. Float
     results may differ from the host's in rounding (the order of a tree); integer
-    ones are identical. Build options as for :func:`map`.
+    ones are identical. gpulab tries ``fn`` on a few values of its type and warns
+    (:class:`~gpulab.errors.AssociativityWarning`) where ``fn(fn(a, b), c)`` and
+    ``fn(a, fn(b, c))`` differ; ``associative=True`` says you know, and skips that.
+    Build options as for :func:`map`.
     """
     options = build_options(PRIMITIVES["reduce"], options, **given)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
+        check_associative(PRIMITIVES["reduce"], fn, [xs], associative)
         return host.host_reduce(fn, xs, initial, out=out)
-    plan = plan_for(PRIMITIVES["reduce"], fn, [xs], target, options)
+    plan = plan_for(PRIMITIVES["reduce"], fn, [xs], target, options, associative=associative)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
         check_with_host(result, host.host_reduce(fn, *host_copies([xs]), initial))
@@ -90,16 +95,17 @@ def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool 
 
 
 def scan(fn, xs, initial=None, exclusive: bool | None = None, *, out=None, device=None, stream=None,
-         verify: bool = False, options: BuildOptions | None = None, **given):
+         verify: bool = False, options: BuildOptions | None = None, associative: bool = False, **given):
     """Prefix folds: item i folds ``initial`` and ``xs[0..i]`` (``exclusive``, default False: through
-    ``xs[i-1]``). Build options as for :func:`map`."""
+    ``xs[i-1]``). ``fn`` is probed as :func:`reduce` probes it. Build options as for :func:`map`."""
     options = build_options(PRIMITIVES["scan"], options, **given,
                             **({} if exclusive is None else {"exclusive": exclusive}))
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
+        check_associative(PRIMITIVES["scan"], fn, [xs], associative)
         return host.host_scan(fn, xs, initial, exclusive=options.exclusive, out=out)
-    plan = plan_for(PRIMITIVES["scan"], fn, [xs], target, options)
+    plan = plan_for(PRIMITIVES["scan"], fn, [xs], target, options, associative=associative)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
         check_with_host(result, host.host_scan(fn, *host_copies([xs]), initial, exclusive=options.exclusive))
@@ -224,14 +230,18 @@ def make_map(fn, *examples, device=None, options: BuildOptions | None = None, **
     return _make("map", fn, examples, device, options, given)
 
 
-def make_reduce(fn, example, *, device=None, options: BuildOptions | None = None, **given) -> ReducePlan:
-    """A reusable reduce for inputs like ``example``; ``temp_storage_bytes(n)`` then ``plan(xs, initial)``."""
-    return _make("reduce", fn, [example], device, options, given)
+def make_reduce(fn, example, *, device=None, options: BuildOptions | None = None, associative: bool = False,
+                **given) -> ReducePlan:
+    """A reusable reduce for inputs like ``example``; ``temp_storage_bytes(n)`` then ``plan(xs, initial)``.
+    ``fn`` is probed as :func:`reduce` probes it, when the object is made."""
+    return _make("reduce", fn, [example], device, options, given, associative)
 
 
-def make_scan(fn, example, *, device=None, options: BuildOptions | None = None, **given) -> ScanPlan:
-    """A reusable scan for inputs like ``example`` (``exclusive=True``: an exclusive one)."""
-    return _make("scan", fn, [example], device, options, given)
+def make_scan(fn, example, *, device=None, options: BuildOptions | None = None, associative: bool = False,
+              **given) -> ScanPlan:
+    """A reusable scan for inputs like ``example`` (``exclusive=True``: an exclusive one); ``fn`` is probed as
+    :func:`reduce` probes it, when the object is made."""
+    return _make("scan", fn, [example], device, options, given, associative)
 
 
 def make_filter(fn, example, *, device=None, options: BuildOptions | None = None, **given) -> FilterPlan:
@@ -239,9 +249,9 @@ def make_filter(fn, example, *, device=None, options: BuildOptions | None = None
     return _make("filter", fn, [example], device, options, given)
 
 
-def _make(primitive: str, fn, examples, device, options: BuildOptions | None, given: dict):
+def _make(primitive: str, fn, examples, device, options: BuildOptions | None, given: dict, associative: bool = False):
     record = PRIMITIVES[primitive]
     options = build_options(record, options, **given)
-    return make_plan(record, fn, examples, gpu_device(device), options)
+    return make_plan(record, fn, examples, gpu_device(device), options, associative=associative)
 
 

@@ -13,11 +13,13 @@ from dataclasses import replace
 import numpy as np
 
 from .. import registry
+from ..compiler import associativity
 from ..conversion import refuse_iota, wrong_dtype
 from ..device import Device, current_device, devices, say_no_gpu
 from ..device import device as find_device
-from ..errors import (ArgumentError, DeviceError, HostArrayError, KernelTypeError, VerificationError,
+from ..errors import (ArgumentError, DeviceError, GpulabError, HostArrayError, KernelTypeError, VerificationError,
                       VerificationWarning)
+from ..host.run import element_of
 from ..iota import Iota
 from ..kernel import Kernel, as_kernel, references_unchanged
 from ..lru import LRU
@@ -47,6 +49,18 @@ def check_host_inputs(xs) -> None:
         if any(is_device_array(leaf) for leaf in leaves(x)):
             raise HostArrayError(f"input {i} is (or reads) a device array, but this call runs on the host; "
                                  "move it with gpulab.to_host(x) or run on a GPU device")
+
+
+def check_associative(record: Primitive, fn, arrays, associative: bool = False) -> None:
+    """Probe the operator of a host call of ``record`` (a device call's plan probes its own) on the element type
+    the host will give it, warning where it is not associative. A call the host refuses (a kernel or an input
+    it cannot take) is left to say why itself."""
+    try:
+        kernel = as_kernel(fn)
+        element = kernel.declared.args[0] if kernel.declared else element_of(arrays[record.operand])
+    except (GpulabError, TypeError, ValueError):
+        return
+    associativity.check(record, kernel, element, associative)
 
 
 def element_types(kernel: Kernel, xs) -> tuple[ElementType, ...]:
@@ -83,9 +97,11 @@ def _example(x):
     return np.empty(0, x)
 
 
-def make_plan(record: Primitive, fn, arrays, device: Device, options: BuildOptions = BuildOptions(), **arguments):
+def make_plan(record: Primitive, fn, arrays, device: Device, options: BuildOptions = BuildOptions(), *,
+              associative: bool = False, **arguments):
     """A new device plan of ``record`` for ``fn`` and arrays like ``arrays`` (what ``make_*`` return), built with
-    ``options``; ``arguments`` are the primitive's own call arguments (``bins=`` of a histogram).
+    ``options``; ``arguments`` are the primitive's own call arguments (``bins=`` of a histogram). Its operator is
+    probed for associativity now, unless ``associative`` (:mod:`gpulab.compiler.associativity`).
 
     Raises
     ------
@@ -103,12 +119,15 @@ def make_plan(record: Primitive, fn, arrays, device: Device, options: BuildOptio
     mapped = tuple(x.shape if isinstance(x, Mapped) else None for x in inputs) if any(
         isinstance(x, Mapped) for x in inputs) else ()
     keys = {"keys": element_type(_example(arrays[0]).dtype)} if record.keyed else {}
-    return record.plan_class()(kernel, types, device, replace(options, iota=iota), mapped=mapped, **keys,
-                               **arguments)
+    associativity.check(record, kernel, types[0], associative)
+    plan = record.plan_class()(kernel, types, device, replace(options, iota=iota), mapped=mapped, **keys, **arguments)
+    plan.associative = associative
+    return plan
 
 
 def plan_for(record: Primitive, fn, arrays, device: Device, options: BuildOptions = BuildOptions(), **arguments):
-    """A cached plan for this function, input types, device, options and call arguments (one-shot calls).
+    """A cached plan for this function, input types, device, options and call arguments (one-shot calls;
+    ``associative=True`` among them skips the associativity probe, as for :func:`make_plan`).
 
     The cache's key holds the checked kernel's fingerprint (its code, constants
     and the kernels it calls), so redefining a helper it calls makes a new plan;
@@ -146,7 +165,8 @@ _RECENT: dict = {}
 in front of the LRU, so that a repeated one-shot call costs one lookup (at most ``PLANS.maxsize`` keys)."""
 
 
-def call(primitive: str, fn, arrays, *, initial=None, device=None, options: BuildOptions | None = None, **given):
+def call(primitive: str, fn, arrays, *, initial=None, device=None, options: BuildOptions | None = None,
+         associative: bool = False, **given):
     """Run ``primitive(fn)`` on ``arrays`` where ``device`` says, the host or a GPU, and return its result.
 
     The one way the notebook's ``--run`` and ``gpulab.check`` call any
@@ -154,6 +174,7 @@ def call(primitive: str, fn, arrays, *, initial=None, device=None, options: Buil
     those ``given`` by name changed) are the build's options, of which the
     host takes those that change what a call computes (``exclusive``);
     ``given`` may hold the primitive's own call arguments too (``bins=``).
+    ``associative=True`` skips the associativity probe of a primitive that folds.
 
     Raises
     ------
@@ -167,8 +188,9 @@ def call(primitive: str, fn, arrays, *, initial=None, device=None, options: Buil
     arguments = record.call_arguments(arrays, initial)
     if not target.is_gpu:
         check_host_inputs(arrays)
+        check_associative(record, fn, arrays, associative)
         return record.host_runner()(fn, *arguments, **options.host_options(record), **own)
-    plan = plan_for(record, fn, arrays, target, options, **own)
+    plan = plan_for(record, fn, arrays, target, options, associative=associative, **own)
     return plan.finish(plan(*arguments))
 
 

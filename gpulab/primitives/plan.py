@@ -153,6 +153,11 @@ class DevicePlan:
         A keyed primitive's key type.
     """
 
+    associative = False
+    """The caller's word that the operator is associative (``associative=True``): its builds are not probed.
+    :func:`~gpulab.primitives.dispatch.make_plan` probes the others as it makes the plan
+    (:mod:`gpulab.compiler.associativity`)."""
+
     def __init__(self, primitive: str, kernel: Kernel, types, device: Device,
                  options: BuildOptions = BuildOptions(), mapped=(), keys=None):
         self.primitive = primitive
@@ -280,7 +285,8 @@ class DevicePlan:
         """The build for this index width and the uniforms' current types (compiled on first use, not loaded)."""
         types = None if self.kernel.declared else self.types  # declared types keep a declared result
         return build_for(make_spec(self.primitive, self.kernel, types=types, target=self.device.compute_capability,
-                                   mapped=self.mapped, keys=self.keys, options=self.options, index_bits=index_bits))
+                                   mapped=self.mapped, keys=self.keys, options=self.options, index_bits=index_bits),
+                         associative=self.associative)
 
     @property
     def builds(self) -> tuple:

@@ -21,7 +21,8 @@ from ..runtime.module import value_fields
 from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
 from ..types import ElementType, element_type
-from .dispatch import check_host_inputs, gpu_device, host_copies, make_plan, plan_for, resolve_device
+from .dispatch import (check_associative, check_host_inputs, gpu_device, host_copies, make_plan, plan_for,
+                       resolve_device)
 from .dispatch import verify as hold_to_host
 from .filter import KEPT_DTYPE
 from .lookback import LookBackPlan
@@ -289,12 +290,14 @@ class ReduceByKeyPlan(LookBackPlan):
 
 # --- one-shot calls and reusable objects ----------------------------------------
 def segmented_reduce(fn, xs, offsets, initial, *, out=None, device=None, stream=None, verify: bool = False,
-                     check_offsets: bool = True, options: BuildOptions | None = None, **given):
+                     check_offsets: bool = True, options: BuildOptions | None = None, associative: bool = False,
+                     **given):
     """One fold per segment: ``[functools.reduce(fn, xs[offsets[k]:offsets[k + 1]], initial) for k in
     range(len(offsets) - 1)]``; an empty segment gives ``initial``.
 
-    ``fn`` need only be associative: each segment's items are combined in order.
-    ``offsets`` (int32 or int64) must not decrease and must lie within
+    ``fn`` need only be associative: each segment's items are combined in order
+    (it is probed as :func:`gpulab.reduce` probes it). ``offsets`` (int32 or
+    int64) must not decrease and must lie within
     ``0 .. len(xs)``; they need not start at 0. On a device the call waits to
     check them unless ``check_offsets=False`` (see
     :meth:`SegmentedReducePlan.__call__`). Build options as for :func:`gpulab.map`.
@@ -303,34 +306,37 @@ def segmented_reduce(fn, xs, offsets, initial, *, out=None, device=None, stream=
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs, offsets])
+        check_associative(PRIMITIVES["segmented_reduce"], fn, [xs, offsets], associative)
         return run_segmented_reduce(fn, xs, offsets, initial, out=out)
-    plan = plan_for(PRIMITIVES["segmented_reduce"], fn, [xs, offsets], target, options)
+    plan = plan_for(PRIMITIVES["segmented_reduce"], fn, [xs, offsets], target, options, associative=associative)
     result = plan(xs, offsets, initial, out=out, stream=stream, check_offsets=check_offsets)
     if verify:
         hold_to_host(result, run_segmented_reduce(fn, *host_copies([xs, offsets]), initial))
     return result
 
 
-def make_segmented_reduce(fn, example, *, device=None, options: BuildOptions | None = None,
+def make_segmented_reduce(fn, example, *, device=None, options: BuildOptions | None = None, associative: bool = False,
                           **given) -> SegmentedReducePlan:
     """A reusable segmented reduce for items like ``example`` (an array, a dtype or a mapped input); then
-    ``temp_storage_bytes(n)`` and ``plan(xs, offsets, initial)``, with any offsets."""
+    ``temp_storage_bytes(n)`` and ``plan(xs, offsets, initial)``, with any offsets. ``fn`` is probed as
+    :func:`gpulab.reduce` probes it, when the object is made."""
     record = PRIMITIVES["segmented_reduce"]
     options = build_options(record, options, **given)
-    return make_plan(record, fn, [example], gpu_device(device), options)
+    return make_plan(record, fn, [example], gpu_device(device), options, associative=associative)
 
 
 def reduce_by_key(fn, keys, values, *, device=None, stream=None, verify: bool = False,
-                  options: BuildOptions | None = None, **given):
+                  options: BuildOptions | None = None, associative: bool = False, **given):
     """``(unique_keys, folds)``: for each run of equal consecutive keys (as ``itertools.groupby``), its key and
-    ``functools.reduce(fn, its values)``. On a device this waits for the number of runs. Build options as for
-    :func:`gpulab.map`."""
+    ``functools.reduce(fn, its values)``. On a device this waits for the number of runs. ``fn`` is probed as
+    :func:`gpulab.reduce` probes it. Build options as for :func:`gpulab.map`."""
     options = build_options(PRIMITIVES["reduce_by_key"], options, **given)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([keys, values])
+        check_associative(PRIMITIVES["reduce_by_key"], fn, [keys, values], associative)
         return run_reduce_by_key(fn, keys, values)
-    plan = plan_for(PRIMITIVES["reduce_by_key"], fn, [keys, values], target, options)
+    plan = plan_for(PRIMITIVES["reduce_by_key"], fn, [keys, values], target, options, associative=associative)
     unique, folds = plan.finish(plan(keys, values, stream=stream), stream=stream)
     if verify:
         host_keys, host_folds = run_reduce_by_key(fn, *host_copies([keys, values]))
@@ -339,12 +345,14 @@ def reduce_by_key(fn, keys, values, *, device=None, stream=None, verify: bool = 
 
 
 def make_reduce_by_key(fn, keys_example, values_example, *, device=None, options: BuildOptions | None = None,
-                       **given) -> ReduceByKeyPlan:
+                       associative: bool = False, **given) -> ReduceByKeyPlan:
     """A reusable reduce_by_key for keys and values like the examples (arrays, dtypes or mapped inputs); a
-    call returns ``(out_keys, out, count)``, all on the device (``plan.finish`` cuts them to the runs)."""
+    call returns ``(out_keys, out, count)``, all on the device (``plan.finish`` cuts them to the runs). ``fn``
+    is probed as :func:`gpulab.reduce` probes it, when the object is made."""
     record = PRIMITIVES["reduce_by_key"]
     options = build_options(record, options, **given)
-    return make_plan(record, fn, [keys_example, values_example], gpu_device(device), options)
+    return make_plan(record, fn, [keys_example, values_example], gpu_device(device), options,
+                     associative=associative)
 
 
 def unique_by_key(keys, values, *, device=None, stream=None, verify: bool = False,

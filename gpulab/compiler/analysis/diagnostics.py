@@ -10,6 +10,7 @@ reported and the build's types and options. Kinds:
 ``unvectorised`` loads that cannot be 16-byte vectors (item size, or a strided/misaligned input)
 ``index64``      64-bit indexing and what it costs
 ``occupancy``    resident warps limited by registers or shared memory
+``associativity`` a reduce or scan operator whose two groupings differ (:mod:`..associativity`)
 """
 
 from __future__ import annotations
@@ -95,11 +96,24 @@ def diagnostics(build: Build, inputs=None) -> Diagnostics:
         Warnings first, then information, each in Python line order.
     """
     found = Diagnostics()
-    for check in (_float64, _calls, _local_memory, _index64, _occupancy):
+    for check in (_associativity, _float64, _calls, _local_memory, _index64, _occupancy):
         found.extend(check(build))
     found.extend(_unvectorised(build, inputs))
     found.sort(key=lambda d: (SEVERITIES.index(d.severity), d.python_line or 0))
     return found
+
+
+# ---------------------------------------------------------------- associativity
+
+
+def _associativity(build: Build) -> list[Diagnostic]:
+    found = build.associativity
+    if found is None:
+        return []
+    a, b, c = found.values
+    return [Diagnostic("associativity", found.severity, found.line, found.message(build.primitive), found.fix(),
+                       {"a": str(a), "b": str(b), "c": str(c), "left": str(found.left), "right": str(found.right),
+                        "nonfinite": found.nonfinite})]
 
 
 # ---------------------------------------------------------------- float64
