@@ -247,7 +247,7 @@ def test_compile_warns_at_the_operators_line_and_the_view_shows_it():
         build = gpulab.compile("reduce", sub, target="sm_90")
     [warning] = [w for w in caught if w.category is AssociativityWarning]
     assert (warning.filename, warning.lineno) == (__file__, sub.__code__.co_firstlineno + 1)
-    [diagnostic] = [d for d in build.diagnostics if d.kind == "associativity"]
+    [diagnostic] = [d for d in gpulab.diagnostics(build) if d.kind == "associativity"]
     assert diagnostic.severity == "warning" and diagnostic.python_line == warning.lineno
     assert "sub(sub(a, b), c) = -1" in diagnostic.message and "associative=True" in diagnostic.fix
     bundle = bundle_of(build)
@@ -260,7 +260,7 @@ def test_associative_true_silences_one_call():
     with warnings.catch_warnings():
         warnings.simplefilter("error", AssociativityWarning)
         build = gpulab.compile("reduce", sub, target="sm_90", associative=True)
-        assert not [d for d in build.diagnostics if d.kind == "associativity"]
+        assert not [d for d in gpulab.diagnostics(build) if d.kind == "associativity"]
         gpulab.scan(sub, np.arange(5, dtype=np.int32), device="host", associative=True)
         gpulab.compile("reduce", add, target="sm_90")
         gpulab.compile("map", sub, target="sm_90")  # a map never folds: never probed
@@ -279,7 +279,7 @@ def test_a_nan_note_is_in_the_view_but_not_warned():
     with warnings.catch_warnings():
         warnings.simplefilter("error", AssociativityWarning)
         build = gpulab.compile("reduce", fmax, target="sm_90")
-    [note] = [d for d in build.diagnostics if d.kind == "associativity"]
+    [note] = [d for d in gpulab.diagnostics(build) if d.kind == "associativity"]
     assert note.severity == "info" and "NaN" in note.message
 
 
