@@ -355,3 +355,10 @@ def test_a_plan_and_its_template_agree_on_every_parameter(primitive, examples):
         ArgumentPack(build.parameters[kernel], order)  # raises when the plan's order is not the kernel's
         params.check_fields(build.parameters[kernel], params.written_fields(build.parameters[kernel], plan.kinds))
     assert repr(plan).startswith(f"<gpulab {type(plan).__name__}: {primitive}(")
+
+
+def test_eight_byte_keys_and_values_fit_a_blocks_static_shared_memory():
+    """The largest tiles of reduce_by_key: 8-byte keys beside 8-byte values (48,769 bytes of the 49,152 a block
+    may declare, with the look-back's window)."""
+    build = gpulab.compile("reduce_by_key", add, types="f64,f64", keys="int64", target="sm_90")
+    assert build.sass_calls == 0 and build.resources["gpulab_reduce_by_key"].shared_bytes <= 48 * 1024
