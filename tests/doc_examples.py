@@ -8,7 +8,8 @@ left out: it is there to show what the other way costs.
 
 :func:`page_examples` makes every ``python`` block of README.md and
 docs/*.md a test (Sybil), each page in a shell of its own; a block that
-needs a GPU follows ``<!-- skip: next if(no_gpu, reason="needs a CUDA GPU") -->``.
+needs a GPU follows ``<!-- skip: next if(no_gpu, reason="needs a CUDA GPU") -->`` (``no_profiler`` where
+it measures with :func:`gpulab.profile`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import gpulab
+from gpulab import profiler
 from gpulab.compiler.build import Build
 from gpulab.device import devices
 from gpulab.display.view import MIME_TYPE
@@ -85,6 +87,7 @@ def flagged(outputs, builds: list[Build]) -> list[str]:
 def _open(namespace: dict) -> None:
     namespace["cells"] = Cells()
     namespace["no_gpu"] = not any(device.is_gpu for device in devices())
+    namespace["no_profiler"] = profiler.missing() is not None  # no GPU, no Nsight Compute or no permission
 
 
 def _close(namespace: dict) -> None:

@@ -6,7 +6,7 @@ source bench/device/setup.sh
 cat "$OUT/versions.log"
 # The device calls: a plan warns when made, a device reduce of a - b differs from the host's, the magic's --run
 # shows the difference; then the tests without a GPU, here with one.
-timeout 200 python3 -m pytest tests/gpu/test_associativity.py tests/nocuda/test_associativity.py \
+timeout 200 python3 -m pytest tests/gpu/test_associativity_on_device.py tests/nocuda/test_associativity.py \
   tests/nocuda/test_line_numbers.py -q -p no:cacheprovider -rfE --durations=5 > "$OUT/gpu-tests.log" 2>&1
 tail -20 "$OUT/gpu-tests.log"
 # The README's and docs' examples and the magics' help on a GPU: their device calls build, and no build the

@@ -6,7 +6,7 @@
 set -u
 source bench/device/setup.sh
 cat "$OUT/versions.log"
-timeout 230 python3 -m pytest tests/gpu/test_segments.py tests/nocuda/test_registry.py -m gpu -q -p no:cacheprovider -rfE \
+timeout 230 python3 -m pytest tests/gpu/test_segments_on_device.py tests/nocuda/test_registry.py -m gpu -q -p no:cacheprovider -rfE \
   --durations=10 > "$OUT/gpu-tests.log" 2>&1
 tail -25 "$OUT/gpu-tests.log"
 for run in 1 2 3; do

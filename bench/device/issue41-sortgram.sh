@@ -7,7 +7,7 @@
 set -u
 source bench/device/setup.sh
 cat "$OUT/versions.log"
-timeout 250 python3 -m pytest tests/gpu/test_histogram.py tests/gpu/test_sort.py -m gpu -q -p no:cacheprovider -rfE \
+timeout 250 python3 -m pytest tests/gpu/test_histogram_on_device.py tests/gpu/test_sort_on_device.py -m gpu -q -p no:cacheprovider -rfE \
   --durations=15 > "$OUT/gpu-tests.log" 2>&1
 tail -40 "$OUT/gpu-tests.log"
 timeout 190 python3 bench/histogram_sort.py --runs 3 --out "$OUT/bench" > "$OUT/bench.log" 2>&1

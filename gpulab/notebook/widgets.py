@@ -20,7 +20,7 @@ from ..bench import bench
 from ..compiler.target import Target
 from ..device import current_device, devices, use
 from ..display.errors import format_error
-from ..errors import GpulabError
+from ..errors import DeviceError, GpulabError
 from ..kernel import as_kernel
 from .session import compile_targets, defaults
 
@@ -67,6 +67,17 @@ class DevicePicker(_Fallback, ipywidgets.Dropdown):
         kwargs.setdefault("description", "gpulab")
         kwargs.setdefault("layout", ipywidgets.Layout(width="max-content"))
         super().__init__(options=options, value=value, **kwargs)
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        """A device or target, or its name as the list shows it (``"host"``, ``"cuda:0"``, ``"sm_90"``)."""
+        chosen = proposal["value"]
+        if isinstance(chosen, str):
+            named = {getattr(option, "name", None) or option.arch: option for _, option in self.options}
+            if chosen not in named:
+                raise DeviceError(f"the picker has no {chosen!r}: choose one of {', '.join(named)}")
+            chosen = named[chosen]
+        return super()._validate_value(traitlets.Bunch(proposal, value=chosen))
 
     @traitlets.observe("value")
     def _choose(self, change) -> None:

@@ -4,7 +4,7 @@ Without a GPU: the probe itself, per element type; the Python API's warning
 (``gpulab.compile``, ``gpulab.reduce``/``scan`` on the host) and its per-call
 silencing; the view's diagnostic at the operator's line; and ``%%gpukernel``,
 whose ``--run`` must not claim an agreement where both columns ran the host.
-``tests/gpu/test_associativity.py`` checks the device calls and ``make_*``.
+``tests/gpu/test_associativity_on_device.py`` checks the device calls and ``make_*``.
 """
 
 from __future__ import annotations

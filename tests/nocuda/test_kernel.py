@@ -260,4 +260,5 @@ def test_concurrent_compiles_of_one_new_spec_build_once():
     for thread in threads:
         thread.join()
     assert gpulab.cache_info().builds - builds_before == 2  # the build and its disassembly, once each
-    assert all(result is results[0] for result in results)
+    # Builds are records: each call gets its own, holding the one build's artifacts.
+    assert all(result.key == results[0].key and result.artifacts is results[0].artifacts for result in results)

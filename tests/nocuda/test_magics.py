@@ -211,6 +211,12 @@ def test_device_picker_sets_the_device_and_the_target():
         assert session.defaults.target == target
     picker.value = gpulab.device.device("host")
     assert current() == "host" and session.defaults.target is None
+    picker.value = "sm_100"  # a name as the list shows it, as notebook 07 sets it
+    assert session.defaults.target == gpulab.compiler.target.parse_target("sm_100")
+    with pytest.raises(gpulab.errors.DeviceError, match="the picker has no 'sm_1': choose one of host, "):
+        picker.value = "sm_1"
+    picker.value = "host"
+    assert current() == "host" and session.defaults.target is None
     bundle = picker._repr_mimebundle_()
     assert WIDGETS_NOTE in bundle["text/plain"] and "application/vnd.jupyter.widget-view+json" in bundle
 

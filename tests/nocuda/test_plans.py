@@ -22,7 +22,8 @@ def test_a_plan_displays_its_build_before_it_ran_any():
     bundle = data[MIME_TYPE]
     assert bundle["primitive"] == "scan" and bundle["target"] == "sm_90" and bundle["options"]["exclusive"]
     assert data["text/plain"].startswith("<gpulab ScanPlan: scan(add) of (int32, int32) on cuda:0, 0 build(s)")
-    assert plan.build() is plan.build()  # from the build cache
+    first, again = plan.build(), plan.build()
+    assert again.origin == "memory" and again.artifacts is first.artifacts  # from the build cache
     assert plan.build(64).options.index_bits == 64
 
 

@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 import pytest
+from IPython.core.error import UsageError
 
 import gpulab
 from gpulab.errors import GpulabError, ImpureKernelError, KernelNameError, KernelTypeError, LimitError, NestingError
@@ -214,8 +215,9 @@ def _magic_error(shell, options: str) -> str:
 
     with capture_output() as captured:
         result = shell.run_cell(MAGIC_CELL.format(options), store_history=False)
-    assert result.error_in_exec is None or "UsageError" in type(result.error_in_exec).__name__, result.error_in_exec
-    return captured.stderr + captured.stdout
+    error = result.error_in_exec  # a cell's error raises (Run All stops there) as a UsageError or a gpulab error
+    assert error is None or isinstance(error, (UsageError, GpulabError)), repr(error)
+    return captured.stderr + captured.stdout + ("" if error is None else str(error))
 
 
 @pytest.mark.parametrize("options, needle", [
