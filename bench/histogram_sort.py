@@ -55,12 +55,15 @@ def _cuda_compute_histogram(table, dtype, xs, size) -> None:
     level_type = np.int32  # 256 must be a level: uint8 levels cannot hold it
     low, high = np.array([0], level_type), np.array([BINS], level_type)
     table.try_add(f"cuda.compute histogram_even {BINS} bins, one-shot (read)", dtype, size,
-                  lambda: cc.histogram_even(xs, counts, BINS + 1, level_type(0), level_type(BINS), n))
+                  lambda: cc.histogram_even(d_samples=xs, d_histogram=counts, num_output_levels=BINS + 1,
+                                            lower_level=level_type(0), upper_level=level_type(BINS), num_samples=n))
+    arguments = dict(d_samples=xs, d_histogram=counts, h_num_output_levels=levels, h_lower_level=low,
+                     h_upper_level=high, num_samples=n)  # cuda.compute 1.0's API takes keywords only
     try:
-        histogram = cc.make_histogram_even(xs, counts, levels, low, high, n)
-        temp = cupy.empty(max(1, histogram(None, xs, counts, levels, low, high, n)), np.uint8)
+        histogram = cc.make_histogram_even(**arguments)
+        temp = cupy.empty(max(1, histogram(temp_storage=None, **arguments)), np.uint8)
         table.try_add(f"cuda.compute make_histogram_even {BINS} bins, reused (read)", dtype, size,
-                      lambda: histogram(temp, xs, counts, levels, low, high, n))
+                      lambda: histogram(temp_storage=temp, **arguments))
     except Exception as exc:  # a peer that cannot run here is reported, not fatal
         table.rows.append({"name": "cuda.compute make_histogram_even", "dtype": dtype,
                            "error": f"{type(exc).__name__}: {exc}"[:300]})
@@ -107,15 +110,14 @@ def _cuda_compute_sort(table, n, keys, out, floats, float_out, values, values_ou
                                             ("float32", floats, float_out, values, values_out)):
         moved = (d_in.nbytes + (v_in.nbytes if v_in is not None else 0)) * 2
         what = "keys" if v_in is None else "float32 keys, uint32 values"
+        arrays = dict(d_in_keys=d_in, d_out_keys=d_out, d_in_values=v_in, d_out_values=v_out)  # keywords only
         _keys_row(table, f"cuda.compute radix_sort {what}, one-shot (r+w)", dtype, moved, n,
-                  lambda d_in=d_in, d_out=d_out, v_in=v_in, v_out=v_out: cc.radix_sort(
-                      d_in, d_out, v_in, v_out, cc.SortOrder.ASCENDING, n))
+                  lambda arrays=arrays: cc.radix_sort(**arrays, num_items=n, order=cc.SortOrder.ASCENDING))
         try:
-            sorter = cc.make_radix_sort(d_in, d_out, v_in, v_out, cc.SortOrder.ASCENDING)
-            temp = cupy.empty(max(1, sorter(None, d_in, d_out, v_in, v_out, n)), np.uint8)
+            sorter = cc.make_radix_sort(**arrays, order=cc.SortOrder.ASCENDING)
+            temp = cupy.empty(max(1, sorter(temp_storage=None, **arrays, num_items=n)), np.uint8)
             _keys_row(table, f"cuda.compute make_radix_sort {what}, reused (r+w)", dtype, moved, n,
-                      lambda s=sorter, t=temp, d_in=d_in, d_out=d_out, v_in=v_in, v_out=v_out: s(
-                          t, d_in, d_out, v_in, v_out, n))
+                      lambda s=sorter, t=temp, arrays=arrays: s(temp_storage=t, **arrays, num_items=n))
         except Exception as exc:  # a peer that cannot run here is reported, not fatal
             table.rows.append({"name": f"cuda.compute make_radix_sort {what}", "dtype": dtype,
                                "error": f"{type(exc).__name__}: {exc}"[:300]})

@@ -4,7 +4,8 @@
 # gpulab.profile (issue 43) on pytest-xdist workers; one bench round of the segment, histogram and sort rows
 # beside CuPy and cuda.compute (issue 41); the profiler's overhead and notebook 10 executed (issue 43).
 # Each issue's own script (bench/device/issueNN*.sh) runs its full set. Run from the project root on an H100
-# (nvidia-h100-x1: Nsight Compute reads counters there), carrying .whl; logs go to $OUT.
+# (nvidia-h100-x1: Nsight Compute reads counters there), carrying .whl and gpulab/notebook/static (the live
+# view's built assets, which git ignores); logs go to $OUT.
 set -u
 START=$(date +%s)
 DEADLINE=${DEADLINE:-420}

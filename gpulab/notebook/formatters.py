@@ -14,13 +14,15 @@ from .. import shown
 def live_view(build, panes=None, compare=None, measured=None):
     """The live view of a :class:`~gpulab.compiler.build.Build` (an anywidget) showing `panes` (default:
     all), `compare` behind its toggle and what was `measured` on its lines (``Profile.measured``); its
-    static view where anywidget is missing."""
+    static view where anywidget or the built view (``pip install`` builds it) is missing."""
     from ..compiler.bundle import PANES, bundle_of
 
     panes = PANES if panes is None else panes
     try:
-        from .live import BuildWidget
-    except ImportError:  # anywidget is not installed: the view without its build bar
+        from .live import BuildWidget, assets_built
+    except ImportError:  # anywidget is not installed
+        assets_built = None
+    if assets_built is None or not assets_built():  # or a source checkout whose view was never built: no build bar
         from ..display.view import BuildView
 
         return BuildView(bundle_of(build, panes=panes, compare=compare, measured=measured))

@@ -32,9 +32,17 @@ from ..display.view import BuildView
 from ..errors import ArgumentError, GpulabError
 from .session import compile_targets
 
-__all__ = ["BuildWidget"]
+__all__ = ["BuildWidget", "assets_built"]
 
 STATIC = Path(__file__).parent / "static"
+
+
+def assets_built() -> bool:
+    """Whether the view's ES module and CSS are in :data:`STATIC` (an install builds them; a source checkout on
+    ``PYTHONPATH`` alone has none)."""
+    return all((STATIC / name).is_file() for name in ("widget.js", "widget.css"))
+
+
 # The options the header toggles: the build option, its label and what it does.
 TOGGLES = (("lto", "LTO", "Link-time optimisation: the operator inlined into the kernel"),
            ("fma", "FMA", "Contract a * b + c into one fused multiply-add"),

@@ -245,11 +245,18 @@ class ArgsortPlan(SortPlan):
         return super().__call__(xs, Iota(n), values_out=out, temp_storage=temp_storage, stream=stream)[1]
 
 
+def _example_dtype(example) -> np.dtype:
+    """The dtype of an example of items: a dtype (``np.int64``, ``"f4"``) or an array."""
+    if isinstance(example, (type, np.dtype, str)):
+        return np.dtype(example)
+    dtype = getattr(example, "dtype", None)
+    return device_array(example).dtype if dtype is None else np.dtype(dtype)
+
+
 def _key(key, xs):
     """The key function of a device sort of ``xs`` (items, or a dtype): ``key``, else the item itself (records
     need one)."""
-    dtype = np.dtype(xs) if isinstance(xs, (type, np.dtype, str)) else getattr(xs, "dtype", None)
-    return key_function(key, np.empty(0, device_array(xs).dtype if dtype is None else dtype))
+    return key_function(key, np.empty(0, _example_dtype(xs)))
 
 
 def sort(xs, *, key=None, descending: bool = False, out=None, device=None, stream=None, verify: bool = False,
@@ -325,7 +332,7 @@ def make_sort_by_key(keys_example, values_example, *, descending: bool = False, 
     """A reusable sort_by_key for keys and values like the examples (arrays or dtypes); a call
     ``plan(keys, values)`` returns ``(keys, values)`` sorted."""
     options = build_options(PRIMITIVES["sort"], options, **given)
-    size = np.dtype(getattr(values_example, "dtype", values_example)).itemsize
+    size = _example_dtype(values_example).itemsize
     return make_plan(PRIMITIVES["sort"], _key(None, keys_example), [keys_example], gpu_device(device),
                      replace(options, payload=size), descending=bool(descending))
 

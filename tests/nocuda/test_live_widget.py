@@ -165,3 +165,18 @@ def test_builds_and_their_tables_show_themselves_with_no_formatter_registered(tm
     assert shown == {"ipython": False,
                      "mimebundle": ["application/vnd.gpulab.build+json", WIDGET_MIME, "text/html", "text/plain"],
                      "marimo": "BuildWidget", "costs": "text/html", "costs_bundle": ["text/html", "text/plain"]}
+
+
+def test_a_checkout_whose_view_was_never_built_shows_the_static_view(monkeypatch, tmp_path):
+    """gpulab on ``PYTHONPATH`` from a source checkout (no install built the view): the static view, no error."""
+    import gpulab
+    from gpulab.display.view import BuildView
+    from gpulab.notebook import live
+    from gpulab.notebook.formatters import live_view
+
+    build = gpulab.compile("reduce", lambda a, b: a + b, types="f32, f32", target="sm_90")
+    assert isinstance(live_view(build), live.BuildWidget)
+    monkeypatch.setattr(live, "STATIC", tmp_path)  # an empty folder, as in such a checkout
+    shown = live_view(build)
+    assert isinstance(shown, BuildView)
+    assert "text/html" in shown._repr_mimebundle_()

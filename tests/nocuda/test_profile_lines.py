@@ -138,6 +138,14 @@ def test_a_strided_read_touches_more_sectors_per_request_than_a_contiguous_one(l
     assert "uncoalesced" not in [d.kind for d in loaded("read-contiguous").diagnostics]
 
 
+def test_a_maps_global_accesses_are_measured_whatever_code_path_loads_them(loaded):
+    # Notebook 10 prints these: a strided view's loads are inlined with the operator, a contiguous one's are the
+    # template's own, so only the kernel's total has both.
+    strided, contiguous = (loaded(f"map-axpb-{layout}").measures().total for layout in ("strided", "contiguous"))
+    assert strided.sectors_per_request > strided.ideal_sectors_per_request  # 6 sectors a request against 4
+    assert contiguous.sectors_per_request == contiguous.ideal_sectors_per_request
+
+
 def test_a_gather_is_uncoalesced_on_its_line(loaded):
     [found] = [d for d in loaded("gather").diagnostics if d.kind == "uncoalesced"]
     assert found.python_line == row(loaded("gather"), 2) and found.evidence["sectors_per_request"] > 8

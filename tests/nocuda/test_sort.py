@@ -160,3 +160,11 @@ def test_every_target_builds_ahead_of_time_and_links_the_python_lines(target):
     assert build.sass_calls == 0 and build.target.arch == target
     body = doubled.__code__.co_firstlineno + 1
     assert build.line_map.python_to_sass(body) and build.line_map.python_to_cuda(body)
+
+
+@pytest.mark.parametrize("values", [np.int64, np.dtype(np.int64), "i8", np.zeros(3, np.int64)])
+def test_make_sort_by_key_takes_its_values_as_a_dtype_or_an_array(values):
+    h100 = gpulab.device.Device("cuda:0", "a compute capability 9.0 GPU (a record: nothing runs here)", (9, 0),
+                                80 * 2**30, 132)
+    plan = gpulab.make_sort_by_key(np.float32, values, device=h100)
+    assert plan.options.payload == 8  # each value's bytes move with its key
