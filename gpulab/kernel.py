@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import captures, stops
+from . import captures, interpreted, stops
 from .errors import (HostArrayError, KernelNameError, KernelTypeError, LimitError, NestingError, SourceLocation,
                      SourceMismatchError)
 from .purity import ALLOWED_BUILTINS, Analysis, analyse, is_scalar, visible_names
@@ -291,9 +291,10 @@ class Kernel:
 
     def python_function(self) -> pytypes.FunctionType:
         """:meth:`parametrized` for the interpreter: nested kernels as their own python functions; its loops
-        check a flag passed last (:mod:`gpulab.stops`)."""
+        check a flag passed last (:mod:`gpulab.stops`); its operators compute as numba-cuda types them
+        (:mod:`gpulab.interpreted`)."""
         return self.parametrized(Kernel.python_function, readers=captures.host_readers(),
-                                 loop_checks=stops.python_checks())
+                                 loop_checks=stops.python_checks(), typed_operators=True)
 
     def cpu_function(self):
         """:meth:`parametrized` jitted by numba for the CPU, nested kernels too (numba imported on first use);
@@ -314,7 +315,7 @@ class Kernel:
         return [*self.param_names, *self.uniforms, *self.arrays, *hidden]
 
     def parametrized(self, wrap_kernel, equivalents=None, readers=None, first_array: int = 0,
-                     loop_checks=None) -> pytypes.FunctionType:
+                     loop_checks=None, typed_operators: bool = False) -> pytypes.FunctionType:
         """Return the function with its uniforms and captured arrays appended as parameters (:attr:`parameters`).
 
         Parameters
@@ -334,6 +335,9 @@ class Kernel:
             The host's loop checks (:mod:`gpulab.stops`): when given, every loop
             checks a flag taken as one more, last parameter, and calls of nested
             kernels pass it on.
+        typed_operators : bool
+            Whether each operator is a call that computes it in the types
+            numba-cuda gives it (:mod:`gpulab.interpreted`: for the interpreter).
 
         Returns
         -------
@@ -356,6 +360,9 @@ class Kernel:
             stops.rewrite_loops(definition, {name for name, value in values.items() if isinstance(value, Kernel)})
             values.update(loop_checks)
             parameters.append(stops.FLAG_NAME)
+        if typed_operators:
+            interpreted.rewrite(definition)
+            values.update(interpreted.bindings())
         function = ast.FunctionDef(
             name=definition.name,
             args=ast.arguments(

@@ -238,9 +238,11 @@ def interpret(operator: HostOperator, loop, *args, start: int = 0) -> None:
 
     Only the checked kernel runs here (``Kernel.python_function``): the purity
     check refused anything it could not prove harmless before this point.
+    NumPy's warnings are off, as in compiled code: ``x / 0`` is ``inf``, silently.
     """
     try:
-        loop(operator.python, *args)
+        with np.errstate(all="ignore"):
+            loop(operator.python, *args)
     except (GpulabError, stops.Stopped):
         raise
     except captures.OutOfBounds as exc:

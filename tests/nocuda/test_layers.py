@@ -11,7 +11,7 @@ PACKAGE = Path(gpulab.__file__).parent
 CORE = {"gpulab.errors", "gpulab.types", "gpulab.iota", "gpulab.kernel", "gpulab.purity", "gpulab.lru",
         "gpulab._numba_compat", "gpulab.device", "gpulab.cache", "gpulab.registry", "gpulab.cxx",
         "gpulab.progress", "gpulab.shown", "gpulab.captures", "gpulab.mapped", "gpulab.conversion", "gpulab.stops",
-        "gpulab.options"}
+        "gpulab.options", "gpulab.interpreted"}
 # A layer may import itself, the core, and the layers listed for it.
 ALLOWED = {
     "core": set(),
