@@ -31,7 +31,7 @@ from .._numba_compat import compiling_for, fix_debuginfo_flags
 from ..errors import FrontendError, KernelTypeError, SourceLocation
 from ..types import ElementType, element_type
 from ..options import BuildOptions
-from . import flags, numba_errors, reads
+from . import flags, numba_errors, reads, signedness
 from .artifacts import Artifact
 from .target import Target
 
@@ -116,8 +116,8 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
     with _LOCK, compiling_for(target.cc, flags.nvvm(options)), warnings.catch_warnings():
         fix_debuginfo_flags()
         _quiet_about_lambdas()
-        wrapper, signature, inferred = _operator_function(kernel, arg_types, uniform_types, array_types, result,
-                                                          name, options.boundscheck, first_array)
+        wrapper, signature, inferred, user = _operator_function(kernel, arg_types, uniform_types, array_types,
+                                                                result, name, options.boundscheck, first_array)
         common = dict(device=True, abi="c", abi_info={"abi_name": name},
                       cc=target.cc, lineinfo=options.lineinfo)
         try:
@@ -126,6 +126,7 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
             ltoir, *libraries = compile_all(wrapper, signature, output="ltoir", **common)[0]
         except Exception as exc:  # numba raises many classes; all mean "your function"
             raise _frontend_error(kernel, exc) from None
+        signedness.refuse(kernel, user)
     stored = result or _element_type_of(inferred[0], kernel)
     label = "operator" if name == OP_NAME else name
     return Operator(ptx=Artifact("ptx", ptx.encode(), label), ltoir=Artifact("ltoir", ltoir, label),
@@ -151,13 +152,14 @@ def check(kernel, arg_types, uniform_types, *, result=None, array_types=()) -> E
 
     with _LOCK, compiling_for(TYPING_CC), warnings.catch_warnings():
         _quiet_about_lambdas()
-        wrapper, signature, inferred = _operator_function(kernel, arg_types, uniform_types, array_types, result,
-                                                          OP_NAME, True, 0)
+        wrapper, signature, inferred, user = _operator_function(kernel, arg_types, uniform_types, array_types,
+                                                                result, OP_NAME, True, 0)
         try:
             compile_cuda(wrapper, signature.return_type, signature.args, cc=TYPING_CC, abi="c",
                          abi_info={"abi_name": OP_NAME})
         except Exception as exc:  # numba raises many classes; all mean "your function"
             raise _frontend_error(kernel, exc) from None
+        signedness.refuse(kernel, user)
     return result or _element_type_of(inferred[0], kernel)
 
 
@@ -168,7 +170,8 @@ def _quiet_about_lambdas() -> None:
 
 
 def _operator_function(kernel, arg_types, uniform_types, array_types, result, name, boundscheck, first_array):
-    """The wrapper ``name`` of ``kernel``, its numba signature, and a list that typing fills with the stored type."""
+    """The wrapper ``name`` of ``kernel``, its numba signature, a list that typing fills with the stored type, and
+    the kernel's numba device function (whose typed code :func:`signedness.refuse` reads)."""
     from numba import types as nbtypes
 
     user = _device_function(kernel, readers=reads.device_readers(boundscheck), first_array=first_array)
@@ -177,7 +180,7 @@ def _operator_function(kernel, arg_types, uniform_types, array_types, result, na
     wrapper = _wrapper(name, len(arg_types), len(uniform_types), len(array_types), loads,
                        result.numba if result else None, inferred, user)
     pointers = 1 + len(arg_types) + len(uniform_types) + len(array_types) + bool(array_types)
-    return wrapper, nbtypes.void(*([nbtypes.voidptr] * pointers)), inferred
+    return wrapper, nbtypes.void(*([nbtypes.voidptr] * pointers)), inferred, user
 
 
 def _ltoir_of(library, kernel) -> bytes:

@@ -156,7 +156,7 @@ def _no_implementation(text: str, function: str, kernel) -> Explained:
         more = f" and {len(cases) - _KNOWN_CASES} more" if len(cases) > _KNOWN_CASES else ""
         message.append(f"it has {name} for {', '.join(cases[:_KNOWN_CASES])}{more}")
     literals = re.findall(r"Literal\[\w+\]\((.*?)\)", arguments)
-    where = _locate(kernel, lambda n: _uses(n, name), prefer=lambda n: _has_constants(n, literals))
+    where = _locate(kernel, lambda n: uses(n, name), prefer=lambda n: _has_constants(n, literals))
     return Explained("\n  ".join(message), where or _line(text, kernel))
 
 
@@ -175,7 +175,7 @@ def _split_arguments(text: str) -> list[str]:
     return [part.strip() for part in parts]
 
 
-def _uses(node: ast.AST, name: str) -> bool:
+def uses(node: ast.AST, name: str) -> bool:
     """Whether ``node`` is an expression that makes numba look up function ``name``."""
     operator = _OPERATORS.get(name, (None, None))[1]
     if operator is not None:
@@ -197,7 +197,7 @@ def _has_constants(node: ast.AST, values: list[str]) -> bool:
     return bool(values) and all(value in found for value in values)
 
 
-def _function_tree(kernel) -> tuple[ast.AST, int] | None:
+def function_tree(kernel) -> tuple[ast.AST, int] | None:
     """The kernel's source parsed, and how many columns ``textwrap.dedent`` took off."""
     source = kernel.source
     dedented = textwrap.dedent(source)
@@ -211,7 +211,7 @@ def _function_tree(kernel) -> tuple[ast.AST, int] | None:
 
 def _locate(kernel, matches, prefer=lambda node: False) -> SourceLocation | None:
     """Where the first expression of the function that ``matches`` is (one that ``prefer`` picks, first)."""
-    parsed = _function_tree(kernel)
+    parsed = function_tree(kernel)
     if parsed is None:
         return None
     tree, indent = parsed
