@@ -34,43 +34,41 @@ _PYTHON = {bool: "boolean", int: "int64", float: "float64", complex: "complex128
 
 def rewrite(definition: ast.FunctionDef) -> None:
     """Make each arithmetic operator and comparison of ``definition`` a call of its function in :func:`bindings`
-    (in place; line numbers kept)."""
-    _Typed().visit(definition)
+    (in place, children before their parents and without recursion: an expression may nest ~800 deep; line
+    numbers kept)."""
+    replaced: dict[int, ast.AST] = {}
+    for node in reversed(list(ast.walk(definition))):
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                value[:] = [replaced.get(id(item), item) for item in value]
+            elif isinstance(value, ast.AST) and id(value) in replaced:
+                setattr(node, field, replaced[id(value)])
+        typed = _typed_node(node)
+        if typed is not node:
+            replaced[id(node)] = ast.copy_location(typed, node)
 
 
-class _Typed(ast.NodeTransformer):
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
+def _typed_node(node: ast.AST) -> ast.AST:
+    """``node`` as a call of its operator's function (its children already are), or ``node`` itself."""
+    if isinstance(node, ast.BinOp):
         return _call(_BINARY[type(node.op)], [node.left, node.right], node)
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        name = _UNARY.get(type(node.op))
-        return node if name is None else _call(name, [node.operand], node)
-
-    def visit_AugAssign(self, node):
-        self.generic_visit(node)
-        if not isinstance(node.target, ast.Name):
-            return node
-        value = _call(_BINARY[type(node.op)], [ast.Name(id=node.target.id, ctx=ast.Load()), node.value], node)
-        return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
-
-    def visit_Compare(self, node):
-        self.generic_visit(node)
-        if not all(type(op) in _BINARY for op in node.ops):
-            return node  # `is`, `in`: as Python computes them
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _call(_UNARY[type(node.op)], [node.operand], node)
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        value = _call(_BINARY[type(node.op)], [ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Load()), node),
+                                               node.value], node)
+        return ast.Assign(targets=[node.target], value=value)
+    if isinstance(node, ast.Compare) and all(type(op) in _BINARY for op in node.ops):  # not `is`, `in`
         operands = [node.left, *node.comparators]
         pairs = [_call(_BINARY[type(op)], [left, right], node)
                  for op, left, right in zip(node.ops, operands, operands[1:])]
-        return pairs[0] if len(pairs) == 1 else ast.copy_location(ast.BoolOp(op=ast.And(), values=pairs), node)
+        return pairs[0] if len(pairs) == 1 else ast.BoolOp(op=ast.And(), values=pairs)
+    return node
 
 
 def _call(name: str, args: list, where: ast.AST) -> ast.Call:
-    call = ast.Call(func=ast.Name(id=PREFIX + name, ctx=ast.Load()), args=args, keywords=[])
-    for node in ast.walk(call):
-        if not hasattr(node, "lineno"):
-            ast.copy_location(node, where)
-    return ast.copy_location(call, where)
+    function = ast.copy_location(ast.Name(id=PREFIX + name, ctx=ast.Load()), where)
+    return ast.copy_location(ast.Call(func=function, args=args, keywords=[]), where)
 
 
 def _operator(name: str, arity: int):
