@@ -98,7 +98,7 @@ def time_cases(rows: list[dict]) -> None:
     """Add ``seconds`` and ``items_per_s`` to each row (needs a GPU and CuPy)."""
     import cupy
 
-    from primitives import gpu_seconds
+    from timing import gpu_seconds
 
     rng = cupy.random.default_rng(0)
     functions = {case[3].__name__: case[3] for case in CASES}

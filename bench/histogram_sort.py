@@ -2,7 +2,7 @@
 
 Each row counts the bytes the call must move: a histogram reads its items (the counts are 2 KiB), a sort
 reads and writes its keys (and values) once; its ratio is to the device-to-device copy of the same run
-and dtype (bench/primitives.py's copy_row). Sort rows also give G keys/s (Onesweep's paper: 29.4 for 2^28
+and dtype (bench/timing.py's copy_row). Sort rows also give G keys/s (Onesweep's paper: 29.4 for 2^28
 32-bit keys on an A100). ``python bench/primitives.py --only histogram`` (or ``sort``) runs them beside
 their copies; ``python bench/histogram_sort.py --runs 3`` runs both three times in one process.
 """
@@ -17,6 +17,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gpulab  # noqa: E402
+from timing import N, Table, copy_row, versions  # noqa: E402
 
 BINS = 256
 
@@ -130,7 +131,6 @@ def main() -> None:
     import json
     import time
 
-    from primitives import N, Table, _versions, copy_row
 
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -158,7 +158,7 @@ def main() -> None:
             print()
         sweeps.append(table.rows)
     record = {"device": str(device), "gpu": device.description, "compute_capability": device.compute_capability,
-              "n": N, "versions": _versions(), "sweeps": sweeps,
+              "n": N, "versions": versions(), "sweeps": sweeps,
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"histogram-sort-{device.description.replace(' ', '_')}.json"

@@ -19,7 +19,8 @@ import cupy
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from primitives import _versions, add, gpu_seconds, is_positive  # noqa: E402
+from primitives import add, is_positive  # noqa: E402
+from timing import gpu_seconds, versions  # noqa: E402
 
 import gpulab  # noqa: E402
 
@@ -75,7 +76,7 @@ def main() -> int:
     print(f"{cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}, 2^{args.n} items")
     rows = time_layouts(2**args.n)
     if args.json:
-        args.json.write_text(json.dumps({"versions": _versions(), "n": 2**args.n, "rows": rows}, indent=1))
+        args.json.write_text(json.dumps({"versions": versions(), "n": 2**args.n, "rows": rows}, indent=1))
     return 0
 
 

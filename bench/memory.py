@@ -29,7 +29,7 @@ import cupy
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from primitives import Table, _sizes, _versions  # noqa: E402
+from timing import Table, sizes, versions  # noqa: E402
 
 import gpulab  # noqa: E402  (bench/primitives.py puts the repository first on sys.path)
 import gpulab.cache  # noqa: E402
@@ -146,14 +146,14 @@ def run(n: int) -> dict:
     latency = new_array_latency()
     print(f"\nSASS instructions of the stencil: {sass}")
     print(f"a new captured array of the same type: {latency}")
-    return {"n": n, "versions": _versions(), "throughput": table.rows, "stencil_sass_instructions": sass,
+    return {"n": n, "versions": versions(), "throughput": table.rows, "stencil_sass_instructions": sass,
             "new_captured_array": latency, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
-    parser.add_argument("--n", type=lambda text: _sizes(text)[0], default=2**28, help="items, e.g. 2^28")
+    parser.add_argument("--n", type=lambda text: sizes(text)[0], default=2**28, help="items, e.g. 2^28")
     args = parser.parse_args()
     device = gpulab.device.current_device()
     if not device.is_gpu:

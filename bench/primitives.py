@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import cupy
@@ -32,10 +30,8 @@ import gpulab  # noqa: E402
 import gpulab.runtime.module  # noqa: E402
 from primitives_segments import segment_rows  # noqa: E402
 from histogram_sort import histogram_rows, sort_rows  # noqa: E402
+from timing import N, REPEATS, Table, copy_row, sizes, versions  # noqa: E402
 
-N = 2**28
-REPEATS = 20
-WARMUP = 3
 
 
 def add(a, b):
@@ -57,21 +53,6 @@ def is_positive(x):
     return x > 0
 
 
-def gpu_seconds(call, repeats=REPEATS, warmup=WARMUP) -> float:
-    """Median seconds of ``call`` between two CUDA events on the current stream."""
-    for _ in range(warmup):
-        call()
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    samples = []
-    for _ in range(repeats):
-        start.record()
-        call()
-        end.record()
-        end.synchronize()
-        samples.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
-    return statistics.median(samples)
-
-
 def call_latency(call, calls=1000, rounds=3) -> float:
     """Seconds per call when calls are issued back to back (launch-bound at small n), median of ``rounds``."""
     for _ in range(20):
@@ -85,55 +66,6 @@ def call_latency(call, calls=1000, rounds=3) -> float:
         cupy.cuda.get_current_stream().synchronize()
         samples.append((time.perf_counter() - begin) / calls)
     return statistics.median(samples)
-
-
-def _versions() -> dict:
-    found = {"python": platform.python_version()}
-    for name in ("gpulab", "numba-cuda", "numba", "cupy-cuda13x", "cuda-bindings", "cuda-cccl", "numpy",
-                 "nvidia-cuda-nvrtc", "nvidia-nvjitlink"):
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            pass
-    from gpulab.compiler import link, nvrtc
-
-    found["nvrtc"] = ".".join(map(str, nvrtc.version()))
-    found["nvjitlink"] = ".".join(map(str, link.version()))
-    found["driver"] = cupy.cuda.runtime.driverGetVersion()
-    return found
-
-
-class Table:
-    """Rows of (name, dtype, seconds, bytes) and the copy they are compared with."""
-
-    def __init__(self):
-        self.rows = []
-
-    def add(self, name, dtype, seconds, moved_bytes, **extra):
-        self.rows.append({"name": name, "dtype": dtype, "seconds": seconds, "bytes": moved_bytes,
-                          "gb_per_s": moved_bytes / seconds / 1e9 if seconds else None, **extra})
-
-    def try_add(self, name, dtype, moved_bytes, call):
-        try:
-            self.add(name, dtype, gpu_seconds(call), moved_bytes)
-        except Exception as exc:  # a peer that cannot run here is reported, not fatal
-            self.rows.append({"name": name, "dtype": dtype, "error": f"{type(exc).__name__}: {exc}"[:300]})
-
-    def print(self, copy_gbps):
-        print(f"{'what':58} {'dtype':8} {'GB/s':>8} {'x copy':>7}")
-        for row in self.rows:
-            if "error" in row:
-                print(f"{row['name']:58} {row['dtype']:8} {'error: ' + row['error'][:60]}")
-                continue
-            row["vs_copy"] = row["gb_per_s"] / copy_gbps
-            keys = f" {row['g_keys_per_s']:6.2f} G keys/s" if "g_keys_per_s" in row else ""
-            print(f"{row['name']:58} {row['dtype']:8} {row['gb_per_s']:8.0f} {row['vs_copy']:7.2f}{keys}")
-
-
-def copy_row(table: Table, dtype: str) -> None:
-    """The device-to-device copy of N items (read + write bytes): what every row is a ratio to."""
-    xs, out = cupy.zeros(N, dtype), cupy.empty(N, dtype)
-    table.try_add("device-to-device copy (read+write)", dtype, 2 * xs.nbytes, lambda: out.__setitem__(Ellipsis, xs))
 
 
 def throughput(table: Table, dtype: str) -> None:
@@ -347,15 +279,6 @@ def build_times() -> dict:
     return found
 
 
-def _sizes(text: str) -> list[int]:
-    """``"2^10,65536"`` -> ``[1024, 65536]``."""
-    sizes = []
-    for part in text.split(","):
-        base, _, exponent = part.strip().partition("^")
-        sizes.append(int(base) ** int(exponent) if exponent else int(base))
-    return sizes
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
@@ -363,7 +286,7 @@ def main() -> None:
                         help="only the per-call latency table and the build times (no 2^28 throughput part)")
     parser.add_argument("--throughput-only", action="store_true", help="only the 2^28 throughput part")
     parser.add_argument("--no-peers", action="store_true", help="latency of gpulab's calls alone")
-    parser.add_argument("--sizes", type=_sizes, default=list(LATENCY_SIZES), help="latency sizes, e.g. 2^10,2^20")
+    parser.add_argument("--sizes", type=sizes, default=list(LATENCY_SIZES), help="latency sizes, e.g. 2^10,2^20")
     parser.add_argument("--only", choices=["segments", "histogram", "sort"],
                         help="throughput of these rows alone, beside the copy: segmented_reduce and reduce_by_key, "
                              "histogram, or sort")
@@ -410,7 +333,7 @@ def main() -> None:
         builds = build_times()
         print("gpulab first build of a new spec, warm process (s):", {k: round(v, 3) for k, v in builds.items()})
     record = {"device": str(device), "gpu": device.description, "compute_capability": device.compute_capability,
-              "n": N, "repeats": REPEATS, "versions": _versions(), "throughput": table.rows,
+              "n": N, "repeats": REPEATS, "versions": versions(), "throughput": table.rows,
               "latency_us": lat, "build_seconds": builds, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     args.out.mkdir(parents=True, exist_ok=True)
     suffix = (f"-{args.only}" if args.only else "-latency" if args.latency_only

@@ -15,7 +15,8 @@ import cupy
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from primitives import add, gpu_seconds  # noqa: E402
+from primitives import add  # noqa: E402
+from timing import gpu_seconds  # noqa: E402
 
 import gpulab  # noqa: E402
 

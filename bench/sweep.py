@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gpulab  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from primitives import MAP_OPS, add, gpu_seconds, is_positive  # noqa: E402
+from primitives import MAP_OPS, add, is_positive  # noqa: E402
+from timing import gpu_seconds  # noqa: E402
 from primitives_segments import run_keys, segment_offsets  # noqa: E402
 from sweep_variants import VARIANTS, use  # noqa: E402
 

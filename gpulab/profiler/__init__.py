@@ -4,8 +4,7 @@
 ``Profile.save(folder)`` again, on any machine (:mod:`.saved`). docs/profiling.md says how it works.
 """
 
-from .result import LaunchProfile, Profile
+from .result import LaunchProfile, Profile, load
 from .run import missing, profile
-from .saved import load
 
 __all__ = ["LaunchProfile", "Profile", "load", "missing", "profile"]

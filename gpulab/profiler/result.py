@@ -15,6 +15,7 @@ from ..shown import Shown
 from .diagnose import measured_diagnostics
 from .lines import LineMeasures, Measure, line_measures
 from .report import GROUPS, REASONS, KernelReport
+from .saved import read, save
 
 VERSION = 1
 
@@ -81,8 +82,6 @@ class Profile(Shown):
 
     def save(self, folder):
         """Write this profile into ``folder``, to read again anywhere with :func:`gpulab.profiler.load`."""
-        from .saved import save
-
         return save(self, folder)
 
     @property
@@ -181,6 +180,20 @@ class Profile(Shown):
 
     def __repr__(self) -> str:
         return f"{self.verdict}\n\n{self.kernels()!r}\n\n{self.lines()!r}"
+
+
+def load(folder) -> Profile:
+    """The profile saved in ``folder`` by :meth:`Profile.save` (its ``result`` is ``None``: the call's output is
+    not kept).
+
+    Raises
+    ------
+    ProfilerError
+        When the folder holds no profile, or one this gpulab cannot read.
+    """
+    saved = read(folder)
+    return Profile(None, [LaunchProfile(*launch) for launch in saved.launches], saved.seconds, saved.pages,
+                   saved.device)
 
 
 def _ptx_samples(build, found: LineMeasures) -> dict[str, int]:

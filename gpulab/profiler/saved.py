@@ -10,22 +10,33 @@ from __future__ import annotations
 
 import gzip
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..cache.entry import BadEntry, pack, unpack
 from ..compiler.serialize import decode, encode
 from ..errors import ProfilerError
 from .report import kernel_reports
-from .result import LaunchProfile, Profile
 
 SAVED_VERSION = 2
 """2: the builds' entries are of layout 6 (:data:`gpulab.compiler.spec.ENTRY_LAYOUT`: artifacts by stage)."""
 PAGES = ("source", "raw")
 
 
-def save(profile: Profile, folder) -> Path:
-    """Write ``profile`` into ``folder`` (made if missing); return the folder."""
+@dataclass(frozen=True)
+class Saved:
+    """What a folder holds of a profile: each launch as ``(build, kernel, grid, block, report)``, the profile's
+    wall time, the report's pages and the GPU it ran on."""
+
+    launches: list[tuple]
+    seconds: float
+    pages: dict[str, str]
+    device: str
+
+
+def save(profile, folder) -> Path:
+    """Write ``profile`` (a :class:`~gpulab.profiler.result.Profile`) into ``folder`` (made if missing); return
+    the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for build in profile.builds:
@@ -39,8 +50,8 @@ def save(profile: Profile, folder) -> Path:
     return folder
 
 
-def load(folder) -> Profile:
-    """The profile saved in ``folder`` (its ``result`` is ``None``: the call's output is not kept).
+def read(folder) -> Saved:
+    """What ``folder`` holds of a saved profile.
 
     Raises
     ------
@@ -67,6 +78,6 @@ def load(folder) -> Profile:
     reports = kernel_reports(pages)
     if len(reports) != len(found["launches"]):
         raise ProfilerError(f"{folder}: {len(found['launches'])} launches but {len(reports)} profiled kernels")
-    launches = [LaunchProfile(builds[launch["build"]], launch["kernel"], launch["grid"], launch["block"], report)
+    launches = [(builds[launch["build"]], launch["kernel"], launch["grid"], launch["block"], report)
                 for launch, report in zip(found["launches"], reports)]
-    return Profile(None, launches, found["seconds"], pages, found.get("device", ""))
+    return Saved(launches, found["seconds"], pages, found.get("device", ""))
