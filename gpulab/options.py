@@ -25,7 +25,7 @@ import numpy as np
 from .errors import ArgumentError
 from .registry import PRIMITIVES
 
-__all__ = ["BuildOptions", "FRONTENDS", "build_options"]
+__all__ = ["BuildOptions", "FRONTENDS", "ORDERS", "build_options", "check_order"]
 
 FRONTENDS = ("numba-cuda",)
 """The frontends a build may name (``frontend=``): what turns the checked Python function into the operator's
@@ -53,6 +53,31 @@ def _frontend(name: str, value) -> str | None:
         return value
     raise ArgumentError(f"the build option {name} is one of {', '.join(map(repr, FRONTENDS))} (or None: the "
                         f"default one installed), not {value!r}")
+
+
+ORDERS = ("device", "portable", "sequential")
+"""The fold orders a folding primitive may name (``order=``): ``"device"``, the build's own tree (the fastest;
+the same bits on every run of one build, the host folds left to right); ``"portable"``, a tree fixed by the
+items' positions alone (the same bits on every GPU, target and launch shape, and on the host, which replays
+it); ``"sequential"``, left to right (the host's reference meaning; the host only). ``docs/order.md`` says
+what each tree is."""
+
+
+def check_order(value, name: str = "order") -> str:
+    """``value`` if it is one of :data:`ORDERS`.
+
+    Raises
+    ------
+    ArgumentError
+        Naming the orders.
+    """
+    if isinstance(value, str) and value in ORDERS:
+        return value
+    raise ArgumentError(f"the build option {name} is one of {', '.join(map(repr, ORDERS))}, not {value!r}")
+
+
+def _order(name: str, value) -> str:
+    return check_order(value, name)
 
 
 def _flags(name: str, value) -> tuple[bool, ...]:
@@ -108,6 +133,10 @@ class BuildOptions:
     payload : int
         Sort only: bytes of the value moved with each item (sort_by_key's values, argsort's indices; a call
         reads it from its values).
+    order : {"device", "portable", "sequential"}
+        Primitives that fold (reduce, scan, segmented_reduce, reduce_by_key): the order of their tree
+        (:data:`ORDERS`). ``"portable"`` compiles without contraction: ``fma`` is False with it (an explicit
+        ``fma=True`` is refused), as the host's numba compiles the operator, so that the host replays its bits.
     """
 
     lto: bool = _option(True, _boolean, "link with LTO (the operator inlined); False links PTX (a CALL)")
@@ -119,6 +148,8 @@ class BuildOptions:
     exclusive: bool = _option(False, _boolean, "scan: item 0 is the initial value", own=True, host=True)
     iota: tuple[bool, ...] = _option((), _flags, "map: which inputs are gpulab.iota", own=True)
     payload: int = _option(0, _bytes, "sort: bytes of the value moved with each item", own=True)
+    order: str = _option("device", _order, "folds: the tree's order, device, portable or sequential", own=True,
+                         host=True)
 
     def __init__(self, **given):
         known = {f.name: f for f in fields(self)}
@@ -128,6 +159,11 @@ class BuildOptions:
         for name, option in known.items():
             value = given.get(name, option.default)
             object.__setattr__(self, name, option.metadata["check"](name, value))
+        if self.order == "portable" and self.fma:
+            if given.get("fma") is not None:
+                raise ArgumentError("order='portable' compiles without FMA contraction, as the host compiles the "
+                                    "operator, so that the host replays its bits: leave fma out, or pass fma=False")
+            object.__setattr__(self, "fma", False)
 
     @property
     def code_kind(self) -> str:
@@ -156,7 +192,7 @@ class BuildOptions:
             For an own option of another primitive (``exclusive=True`` for reduce).
         """
         for f in fields(self):
-            if f.metadata["own"] and f.name not in primitive.options and _is_set(getattr(self, f.name)):
+            if f.metadata["own"] and f.name not in primitive.options and _is_set(getattr(self, f.name), f.default):
                 takers = own_options()[f.name]
                 raise ArgumentError(f"{f.name} is not an option of {primitive.name}"
                                     + (f"; it is an option of {takers}" if takers else ""))
@@ -176,8 +212,9 @@ def unknown_option(name: str) -> ArgumentError:
     return ArgumentError(f"{name!r} is not a build option{hint}; the build options are {', '.join(names)}")
 
 
-def _is_set(value) -> bool:
-    return any(value) if isinstance(value, tuple) else bool(value)
+def _is_set(value, default) -> bool:
+    """Whether an own option asks for something: a flag of a tuple set, or another value than the default."""
+    return any(value) if isinstance(value, tuple) else value != default
 
 
 def own_options() -> dict[str, str]:
@@ -208,6 +245,6 @@ def build_options(primitive=None, options: BuildOptions | None = None, **given) 
         raise ArgumentError(f"options= takes a gpulab.BuildOptions, not {type(options).__name__}; or give the "
                             "options by name (fma=False)")
     found = options or BuildOptions()
-    if given:
-        found = BuildOptions(**{**{f.name: getattr(found, f.name) for f in fields(found)}, **given})
+    if given:  # the options that differ from the defaults, then those given: fma=True is given or inherited
+        found = BuildOptions(**{**found.changed(), **given})
     return found.require_for(primitive) if primitive is not None else found

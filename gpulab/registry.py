@@ -89,7 +89,8 @@ class Primitive:
         Whether a call takes an initial value (``--run`` and ``--bench``
         use zero where it is required and none is given).
     options : tuple of str
-        Its own build options (fields of :class:`gpulab.options.BuildOptions` marked ``own``: ``exclusive``).
+        Its own build options (fields of :class:`gpulab.options.BuildOptions` marked ``own``: ``exclusive``,
+        ``order``).
     writes_result : bool
         Whether the result is written to memory (the roofline counts its bytes).
     plan : str or type
@@ -111,6 +112,9 @@ class Primitive:
     call_options : tuple of str
         A call's own options that are not build options (``bins``, ``range``, ``descending``): a call
         passes them to its plan and to the host runner; no build sees them.
+    portable_helpers : tuple of str
+        The shared templates of a build with ``order="portable"``, in order, in place of ``helpers``
+        (``order`` and what it needs: templates/order.cu); empty where no build folds in the portable tree.
     """
 
     name: str
@@ -133,6 +137,7 @@ class Primitive:
     arguments: str | Callable | None = None
     results: str = ""
     call_options: tuple[str, ...] = ()
+    portable_helpers: tuple[str, ...] = ()
 
     def plan_class(self) -> type:
         """The device plan class."""
@@ -262,25 +267,27 @@ PRIMITIVES: dict[str, Primitive] = {record.name: record for record in (
               plan="gpulab.primitives.map:MapPlan", host="gpulab.host.run:run_map"),
     Primitive(name="reduce", template="reduce", helpers=("fold", "fold_range"), kernels=("gpulab_reduce",),
               geometry="fold", operator=_FOLD, arity=(2, 2), same_types=True, takes=_OPERATOR,
-              result="input", elementwise=False, initial="required", options=(), writes_result=False,
-              plan="gpulab.primitives.reduce:ReducePlan", host="gpulab.host.run:run_reduce"),
+              result="input", elementwise=False, initial="required", options=("order",), writes_result=False,
+              plan="gpulab.primitives.reduce:ReducePlan", host="gpulab.host.run:run_reduce",
+              portable_helpers=("fold", "order", "fold_range")),
     Primitive(name="scan", template="scan", helpers=("fold", "tile", "lookback"), kernels=("gpulab_scan",),
               geometry="tile", operator=_FOLD, arity=(2, 2), same_types=True, takes=_OPERATOR,
-              result="input", elementwise=False, initial="optional", options=("exclusive",), writes_result=True,
-              plan="gpulab.primitives.scan:ScanPlan", host="gpulab.host.run:run_scan"),
+              result="input", elementwise=False, initial="optional", options=("exclusive", "order"),
+              writes_result=True, plan="gpulab.primitives.scan:ScanPlan", host="gpulab.host.run:run_scan",
+              portable_helpers=("fold", "tile", "lookback", "order", "fenwick")),
     Primitive(name="filter", template="filter", helpers=("fold", "tile", "lookback"), kernels=("gpulab_filter",),
               geometry="tile", operator=_TEST, arity=(1, 1), same_types=False, takes="a predicate of one value",
               result="bool", elementwise=False, initial=None, options=(), writes_result=True,
               plan="gpulab.primitives.filter:FilterPlan", host="gpulab.host.run:run_filter"),
     Primitive(name="segmented_reduce", template="segmented_reduce", helpers=("fold", "tile", "lookback", "segments"),
               kernels=("gpulab_segmented_reduce",), geometry="tile", operator=_FOLD, arity=(2, 2), same_types=True,
-              takes=_OPERATOR, result="input", elementwise=False, initial="required", options=(),
+              takes=_OPERATOR, result="input", elementwise=False, initial="required", options=("order",),
               writes_result=True, plan="gpulab.primitives.segmented:SegmentedReducePlan",
               host="gpulab.host.segments:run_segmented_reduce", arguments="gpulab.host.segments:random_segments"),
     Primitive(name="reduce_by_key", template="reduce_by_key", helpers=("fold", "tile", "lookback", "segments"),
               kernels=("gpulab_reduce_by_key",), geometry="pairs", operator=_FOLD, arity=(2, 2), same_types=True,
-              takes=_OPERATOR, result="input", elementwise=False, initial=None, options=("iota",), writes_result=True,
-              plan="gpulab.primitives.segmented:ReduceByKeyPlan", host="gpulab.host.segments:run_reduce_by_key",
+              takes=_OPERATOR, result="input", elementwise=False, initial=None, options=("iota", "order"),
+              writes_result=True, plan="gpulab.primitives.segmented:ReduceByKeyPlan", host="gpulab.host.segments:run_reduce_by_key",
               keyed=True, arguments="gpulab.host.segments:random_runs"),
     Primitive(name="histogram", template="histogram", helpers=(), kernels=("gpulab_histogram",), geometry="bins",
               operator=_KEY, arity=(1, 1), same_types=False,

@@ -18,6 +18,7 @@ from string import Template
 
 from .. import cxx
 from ..captures import RECORD_FIELDS, ArrayType
+from ..errors import ArgumentError
 from ..mapped import input_kinds, walk
 from ..registry import Primitive
 from ..types import ElementType, cxx_definitions
@@ -71,6 +72,23 @@ HISTOGRAM_MIN_BLOCKS = 4
 # bytes on sm_100. Not measured on a GPU yet, so 0 for now (bench/sweep_variants.py: segments-early-loads).
 SEGMENT_EARLY_LOADS = 0
 MAX_THREAD_REGISTERS = 255
+
+
+def check_order(primitive: Primitive, order: str) -> None:
+    """Refuse a fold ``order`` that no build of ``primitive`` folds in.
+
+    Raises
+    ------
+    ArgumentError
+        For ``"sequential"`` (the host's), and for ``"portable"`` where the template has no portable tree.
+    """
+    if order == "sequential":
+        raise ArgumentError(f"order='sequential' is the host's left-to-right fold; a device folds {primitive.name} "
+                            "in a tree: run it with device='host', or build order='portable' (a tree whose bits "
+                            "the host replays) or order='device'")
+    if order == "portable" and not primitive.portable_helpers:
+        raise ArgumentError(f"{primitive.name} has no portable tree on a device yet: run it with device='host' "
+                            "(which replays order='portable'), or build order='device'")
 
 
 def fingerprint() -> str:
@@ -134,7 +152,8 @@ def register_cap(target: Target, block_threads: int, min_blocks: int) -> int | N
     return per_thread if per_thread < MAX_THREAD_REGISTERS else None
 
 
-def geometry_for(types: list[ElementType], primitive: Primitive, payload: int = 0) -> Geometry:
+def geometry_for(types: list[ElementType], primitive: Primitive, payload: int = 0,
+                 portable: bool = False) -> Geometry:
     """Choose block size, vector width and items per thread for ``primitive`` on the widest of ``types``.
 
     The record's ``geometry`` says how the primitive cuts its work: blocks of
@@ -142,7 +161,8 @@ def geometry_for(types: list[ElementType], primitive: Primitive, payload: int = 
     folded in order (reduce), look-back tiles in shared memory (scan,
     filter), or tiles of ``scan_items`` items a thread ranked by radix digits
     (sort, whose items, then values of ``payload`` bytes, pass through shared
-    memory).
+    memory). A ``portable`` fold's tiles, threads and rows are powers of two
+    (templates/order.cu): its counts are rounded down to one.
     """
     widest = max(t.itemsize for t in types)
     vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
@@ -159,7 +179,14 @@ def geometry_for(types: list[ElementType], primitive: Primitive, payload: int = 
     if primitive.geometry == "fold":
         rows = MAX_REDUCE_ROWS if vec > 1 else MAX_SCALAR_REDUCE_ROWS
         unroll = max(1, min(REDUCE_THREAD_BYTES // (vec * widest), rows, MAX_REDUCE_ITEMS // vec))
+    if portable:
+        unroll, scan_items = _power_of_two(unroll), max(vec, _power_of_two(scan_items))
     return Geometry(block_threads, vec, unroll, scan_items)
+
+
+def _power_of_two(count: int) -> int:
+    """The largest power of two up to ``count`` (at least 1)."""
+    return 1 << max(0, count.bit_length() - 1)
 
 
 def _scan_min_blocks(primitive: Primitive, types: list[ElementType], geometry: Geometry) -> int:
@@ -178,7 +205,7 @@ def _scan_min_blocks(primitive: Primitive, types: list[ElementType], geometry: G
 def generate(primitive: Primitive, name: str, target: Target, inputs: list[ElementType], result: ElementType,
              uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
              exclusive: bool = False, arrays: list[tuple[str, ArrayType]] = (), mapped: tuple = (),
-             keys: ElementType | None = None, payload: int = 0) -> Source:
+             keys: ElementType | None = None, payload: int = 0, order: str = "device") -> Source:
     """Generate the CUDA C++ for one primitive around the operator ``gpulab_op``.
 
     Parameters
@@ -209,6 +236,8 @@ def generate(primitive: Primitive, name: str, target: Target, inputs: list[Eleme
         A keyed primitive's key type (``key_t``, the type of input 0).
     payload : int
         For sort: bytes of the value moved with each item (0: none).
+    order : {"device", "portable"}
+        For the primitives that fold: their tree (``"portable"``: templates/order.cu).
     """
     count = primitive.input_count(len(inputs))
     kinds = input_kinds(count, iota, mapped)
@@ -218,7 +247,9 @@ def generate(primitive: Primitive, name: str, target: Target, inputs: list[Eleme
     element_types = [*items, *inputs, result, *read[len(items):]]
     # What the kernels load and store decides their shape: a map stores its results; the other primitives'
     # operator results (a fold's are its inputs' type) never reach memory.
-    geometry = geometry_for([*read, result] if primitive.elementwise else read, primitive, payload)
+    check_order(primitive, order)
+    geometry = geometry_for([*read, result] if primitive.elementwise else read, primitive, payload,
+                            portable=order == "portable")
     scan_min_blocks = _scan_min_blocks(primitive, element_types, geometry)
     min_blocks = {"fold": REDUCE_MIN_BLOCKS, "tile": scan_min_blocks, "pairs": scan_min_blocks,
                   "bins": HISTOGRAM_MIN_BLOCKS, "radix": SORT_MIN_BLOCKS}.get(primitive.geometry)
@@ -226,14 +257,15 @@ def generate(primitive: Primitive, name: str, target: Target, inputs: list[Eleme
     all_arrays = [*arrays, *(a for spec in operators for a in spec.arrays)]
     sections = [
         _header(primitive.name, name, target.arch, index_bits),
-        _constants(geometry, scan_min_blocks, index_bits, exclusive) + _own_constants(primitive, payload),
+        _constants(geometry, scan_min_blocks, index_bits, exclusive, order) + _own_constants(primitive, payload),
         _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys, payload),
         _piece("common"),
         _accessors(primitive, items, kinds, len(arrays)),
         *([_same_key(keys)] if primitive.keyed else []),
         _operator(primitive, name, inputs, result, uniforms, arrays),
     ]
-    sections += [_piece(helper) for helper in primitive.helpers]
+    sections += [_piece(helper) for helper in (primitive.portable_helpers if order == "portable"
+                                               else primitive.helpers)]
     sections.append(Template(primitive.template_text()).substitute(_input_fields(len(inputs))))
     text = "\n".join(sections)
     elements = {t.cxx: t for t in (*element_types, *(t for _, t in all_uniforms), *(a.element for _, a in all_arrays))}
@@ -257,7 +289,7 @@ def _header(primitive, name, target, index_bits) -> str:
     )
 
 
-def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: bool) -> str:
+def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: bool, order: str) -> str:
     index_type = "int" if index_bits == 32 else "long long"
     return (
         "// ---- Tuning -------------------------------------------------------------------\n"
@@ -280,6 +312,8 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
         f"#define LOOKBACK_TILES {LOOKBACK_TILES}  // the look-back window, in tiles\n"
         f"#define LOOKBACK_GROUP {LOOKBACK_GROUP}  // window slots folded by one thread\n"
         f"#define EXCLUSIVE {'true' if exclusive else 'false'}\n"
+        f"#define PORTABLE_ORDER {int(order == 'portable')}  // folds in the portable tree (order.cu), else the "
+        "device's own\n"
         f"typedef {index_type} index_t;\n"
     )
 

@@ -59,12 +59,14 @@ def make_spec(primitive: str, fn, *, types=None, target=None, mapped=(), keys=No
     Raises
     ------
     ArgumentError
-        For an unknown primitive or option, or an option's value of the wrong kind.
+        For an unknown primitive or option, an option's value of the wrong kind, or an order no device
+        build folds in (``"sequential"``).
     KernelTypeError, ImpureKernelError
         When the function does not fit the primitive or is not pure.
     """
     record = registry.primitive(primitive)
     options = build_options(record, options, **given)
+    codegen.check_order(record, options.order)
     kernel = as_kernel(fn)
     signature = kernel.signature(types)
     inputs, result = signature.args, signature.result
@@ -190,7 +192,7 @@ def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | N
         return codegen.generate(spec.record, name or spec.kernel.name, spec.target, list(spec.inputs), result,
                                 list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
                                 exclusive=options.exclusive, arrays=list(spec.arrays), mapped=spec.mapped,
-                                keys=spec.keys, payload=options.payload)
+                                keys=spec.keys, payload=options.payload, order=options.order)
 
 
 KERNEL_CODE: LRU = LRU(64)

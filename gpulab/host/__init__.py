@@ -50,8 +50,8 @@ def host_map(fn, *xs, out=None):
     return run.run_map(fn, *xs, out=out)
 
 
-def host_reduce(fn, xs, initial, *, out=None):
-    """``functools.reduce(fn, xs, initial)``, left to right.
+def host_reduce(fn, xs, initial, *, out=None, order="sequential"):
+    """``functools.reduce(fn, xs, initial)``, left to right; or ``op(initial, fold)`` in the portable tree.
 
     Parameters
     ----------
@@ -64,6 +64,9 @@ def host_reduce(fn, xs, initial, *, out=None):
         to the element type only exactly (``0.5`` into int32 is refused).
     out : numpy.ndarray, optional
         A one-item array of exactly the element type to write the result to.
+    order : {"sequential", "portable", "device"}
+        ``"portable"``: the tree every GPU folds with ``order="portable"``, bit for bit
+        (:mod:`gpulab.host.portable`); the others left to right.
 
     Returns
     -------
@@ -71,11 +74,11 @@ def host_reduce(fn, xs, initial, *, out=None):
         0-d, of the element type (``fn``'s first declared parameter type, else ``xs``'s);
         ``out`` when given.
     """
-    return run.run_reduce(fn, xs, initial, out=out)
+    return run.run_reduce(fn, xs, initial, out=out, order=order)
 
 
-def host_scan(fn, xs, initial=None, exclusive=False, *, out=None):
-    """Prefix folds: item i folds ``initial`` (when given) and ``xs[0..i]``.
+def host_scan(fn, xs, initial=None, exclusive=False, *, out=None, order="sequential"):
+    """Prefix folds: item i folds ``initial`` (when given) and ``xs[0..i]``, left to right or in the portable tree.
 
     Parameters
     ----------
@@ -89,6 +92,8 @@ def host_scan(fn, xs, initial=None, exclusive=False, *, out=None):
         Item 0 is ``initial`` and item i folds ``initial`` and ``xs[0..i-1]``.
     out : numpy.ndarray, optional
         As many items as ``xs``, of exactly the element type, to write the result to.
+    order : {"sequential", "portable", "device"}
+        As for :func:`host_reduce`: item i is ``op(initial, portable fold of xs[:i + 1])`` (``xs[:i]`` exclusive).
 
     Returns
     -------
@@ -100,7 +105,7 @@ def host_scan(fn, xs, initial=None, exclusive=False, *, out=None):
     KernelTypeError
         When ``exclusive`` is set without ``initial``.
     """
-    return run.run_scan(fn, xs, initial, exclusive, out=out)
+    return run.run_scan(fn, xs, initial, exclusive, out=out, order=order)
 
 
 def host_filter(fn, xs):
@@ -121,7 +126,7 @@ def host_filter(fn, xs):
     return run.run_filter(fn, xs)
 
 
-def host_segmented_reduce(fn, xs, offsets, initial, *, out=None):
+def host_segmented_reduce(fn, xs, offsets, initial, *, out=None, order="sequential"):
     """One fold per segment: ``[functools.reduce(fn, xs[offsets[k]:offsets[k + 1]], initial) for k in
     range(len(offsets) - 1)]``.
 
@@ -137,6 +142,8 @@ def host_segmented_reduce(fn, xs, offsets, initial, *, out=None):
         What each segment's fold starts from, and what an empty segment gives; converted only exactly.
     out : numpy.ndarray, optional
         S items of exactly the element type to write the results to.
+    order : {"sequential", "portable", "device"}
+        As for :func:`host_reduce`: a segment is ``op(initial, portable fold of its positions)``.
 
     Returns
     -------
@@ -148,10 +155,10 @@ def host_segmented_reduce(fn, xs, offsets, initial, *, out=None):
     OffsetsError
         For offsets that decrease or reach outside ``xs``, naming the first bad one.
     """
-    return segments.run_segmented_reduce(fn, xs, offsets, initial, out=out)
+    return segments.run_segmented_reduce(fn, xs, offsets, initial, out=out, order=order)
 
 
-def host_reduce_by_key(fn, keys, values):
+def host_reduce_by_key(fn, keys, values, *, order="sequential"):
     """For each run of equal consecutive keys (``itertools.groupby``; keys compared with ``==``, so a NaN
     key is a run of its own), its key and ``functools.reduce(fn, its values)``.
 
@@ -163,13 +170,15 @@ def host_reduce_by_key(fn, keys, values):
         Numbers or bools (not records), as many as ``values``.
     values : array_like or mapped
         The items folded.
+    order : {"sequential", "portable", "device"}
+        As for :func:`host_reduce`: a run is the portable fold of its positions.
 
     Returns
     -------
     (numpy.ndarray, numpy.ndarray)
         The runs' keys and their folds, one item per run.
     """
-    return segments.run_reduce_by_key(fn, keys, values)
+    return segments.run_reduce_by_key(fn, keys, values, order=order)
 
 
 def host_unique_by_key(keys, values):

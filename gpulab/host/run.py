@@ -3,7 +3,8 @@
 Each primitive visits items left to right exactly as its plain Python
 definition does (a list comprehension, ``functools.reduce``,
 ``itertools.accumulate``), storing every step in the element type as a
-device would. A kernel is first typed as the device types it
+device would; a fold given ``order="portable"`` folds in the portable tree
+instead (:mod:`gpulab.host.portable`), as every GPU does. A kernel is first typed as the device types it
 (:func:`gpulab.compiler.frontend.check`), so the host refuses what the device
 refuses and stores what it stores; inputs, ``out=`` and ``initial=`` follow
 :mod:`gpulab.conversion`, as on a device. Both the operator and the loop are
@@ -23,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import captures, conversion, registry, stops
+from ..options import check_order
 from ..compiler.frontend import check
 from ..errors import GpulabError, KernelRuntimeError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
@@ -30,6 +32,7 @@ from ..mapped import Mapped
 from ..kernel import Kernel, Signature, as_kernel
 from ..lru import LRU
 from ..progress import Progress
+from . import portable
 from .watch import Watched
 from ..types import ElementType, element_type
 
@@ -66,6 +69,9 @@ class HostOperator:
         The same function compiled by numba; ``None`` when numba cannot.
     interpreted_loops : set of str
         Loops numba could not compile around this operator: they run in the interpreter.
+    elementwise : bool or None
+        Whether the interpreted operator, called once on whole arrays, gives their items' results (NumPy's
+        element-wise arithmetic: the portable tree's pairs, :data:`ARRAY_PAIRS`); ``None`` until tried.
     """
 
     kernel: Kernel
@@ -73,6 +79,7 @@ class HostOperator:
     result: ElementType
     compiled: object = None
     interpreted_loops: set = field(default_factory=set)
+    elementwise: bool | None = None
 
 
 def operator_for(kernel: Kernel, signature: Signature) -> tuple[HostOperator, tuple]:
@@ -289,6 +296,9 @@ def prefix_fold(op, xs, out, carry, uniforms):
 
 FOLD = Loop(fold, items=(0,))
 PREFIX_FOLD = Loop(prefix_fold, items=(0, 1))
+PAIRS = Loop(portable.combine_pairs, items=(0, 1, 2))
+ARRAY_PAIRS = Loop(portable.combine_arrays, items=(0, 1, 2))
+SPANS = Loop(portable.span_fold, items=(0, 1, 2))
 
 
 @functools.cache
@@ -377,6 +387,37 @@ def prepare_fold(fn, xs, primitive: str, widen: bool) -> Prepared:
                     items(xs, kernel, declared.args[1], "input", signature.args[1]))
 
 
+def is_portable(order) -> bool:
+    """Whether a fold of the host takes ``order`` (:data:`gpulab.options.ORDERS`) as the portable tree; the others
+    fold left to right (``"device"``: the host's own order is its reference's).
+
+    Raises
+    ------
+    ArgumentError
+        For an order that is not one of them.
+    """
+    return check_order(order) == "portable"
+
+
+def pairs_of(prepared: Prepared) -> portable.Pairs:
+    """``pairs(out, left, right)``: ``out[i] = op(left[i], right[i])`` with the fold's operator and uniforms; an
+    interpreted operator is first called on whole arrays (:data:`ARRAY_PAIRS`), and one pair at a time where
+    that gives no array of results."""
+    operator = prepared.operator
+
+    def pairs(out, left, right):
+        if operator.compiled is None and operator.elementwise is not False:
+            try:
+                ARRAY_PAIRS.run(operator, out, left, right, prepared.uniforms)
+                operator.elementwise = True
+                return
+            except KernelRuntimeError:
+                operator.elementwise = False
+        PAIRS.run(operator, out, left, right, prepared.uniforms)
+
+    return pairs
+
+
 def initial_carry(initial, prepared: Prepared) -> np.ndarray:
     """A one-item array holding ``initial``, converted exactly to the declared item type (a copy: the fold
     writes it)."""
@@ -411,25 +452,37 @@ def run_map(fn, *xs, out=None, widen: bool = False) -> np.ndarray:
     return _output(out, result, "map")
 
 
-def run_reduce(fn, xs, initial, *, out=None, widen: bool = False) -> np.ndarray:
-    """``functools.reduce(fn, xs, initial)`` (see :func:`gpulab.host.host_reduce`)."""
+def run_reduce(fn, xs, initial, *, out=None, widen: bool = False, order: str = "device") -> np.ndarray:
+    """``functools.reduce(fn, xs, initial)``, or ``op(initial, the portable tree's fold)`` (see
+    :func:`gpulab.host.host_reduce`)."""
     if initial is None:
         raise KernelTypeError("reduce needs initial= (the result for an empty input)")
+    tree = is_portable(order)
     prepared = prepare_fold(fn, xs, "reduce", widen)
     carry = initial_carry(initial, prepared)
-    FOLD.run(prepared.operator, prepared.items, carry, prepared.uniforms)
+    if tree:
+        pairs = pairs_of(prepared)
+        folded = portable.fold(portable.levels(prepared.items, pairs), pairs)
+        if folded is not None:
+            pairs(carry, carry.copy(), folded)
+    else:
+        FOLD.run(prepared.operator, prepared.items, carry, prepared.uniforms)
     return _output(out, carry.reshape(()), "reduce")
 
 
-def run_scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, widen: bool = False) -> np.ndarray:
-    """Prefix folds of ``xs`` (see :func:`gpulab.host.host_scan`)."""
+def run_scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, widen: bool = False,
+             order: str = "device") -> np.ndarray:
+    """Prefix folds of ``xs``, left to right or in the portable tree (see :func:`gpulab.host.host_scan`)."""
     if exclusive and initial is None:
         raise KernelTypeError("an exclusive scan needs initial= (item 0 of the result is the initial value)")
+    tree = is_portable(order)
     prepared = prepare_fold(fn, xs, "scan", widen)
     operator, uniforms, element, _, values = prepared
     result = np.empty(values.size, element.dtype)
     if values.size == 0:
         return _output(out, result, "scan")
+    if tree:
+        return _output(out, _portable_scan(prepared, initial, exclusive, result), "scan")
     if initial is None:
         result[:1] = values[:1]
         carry, rest, first = result[:1].copy(), values[1:], 1
@@ -441,6 +494,25 @@ def run_scan(fn, xs, initial=None, exclusive: bool = False, *, out=None, widen: 
         carry, rest, first = initial_carry(initial, prepared), values, 0
     PREFIX_FOLD.run(operator, rest, result[first:], carry, uniforms)
     return _output(out, result, "scan")
+
+
+def _portable_scan(prepared: Prepared, initial, exclusive: bool, result: np.ndarray) -> np.ndarray:
+    """``result`` holding the portable scan of ``prepared.items`` (at least one): each item's prefix fold, with
+    ``initial`` combined on its left (see :mod:`gpulab.host.portable`)."""
+    pairs = pairs_of(prepared)
+    n = prepared.items.size
+    folds = portable.prefixes(portable.levels(prepared.items, pairs), pairs)
+    if initial is None:
+        result[:] = folds[1:]
+        return result
+    carry = initial_carry(initial, prepared)
+    if not exclusive:
+        pairs(result, np.repeat(carry, n), folds[1:])
+        return result
+    result[0] = carry[0]  # item i folds positions [0, i): item 0 is initial alone
+    if n > 1:
+        pairs(result[1:], np.repeat(carry, n - 1), folds[1:n])
+    return result
 
 
 def run_filter(fn, xs, *, widen: bool = False) -> np.ndarray:

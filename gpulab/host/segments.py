@@ -9,6 +9,8 @@
 
 Each fold stores every step in the element type, as a device does; the
 loops are compiled by numba around the operator (see :mod:`gpulab.host.run`).
+With ``order="portable"`` a segment or a run folds its positions in the
+portable tree (:mod:`gpulab.host.portable`), as every GPU does.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import numpy as np
 from .. import conversion, registry
 from ..errors import ConversionError, KernelTypeError, LengthMismatchError, OffsetsError
 from ..mapped import Mapped
-from .run import Loop, element_of, initial_carry, prepare_fold, run_map
+from . import portable
+from .run import SPANS, Loop, Prepared, element_of, initial_carry, is_portable, pairs_of, prepare_fold, run_map
 
 OFFSET_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
 """What segment offsets may hold, on the host as on a device."""
@@ -131,8 +134,18 @@ def run_starts(keys: np.ndarray) -> np.ndarray:
 
 
 # --- primitives ------------------------------------------------------------------
-def run_segmented_reduce(fn, xs, offsets, initial, *, out=None, widen: bool = False) -> np.ndarray:
-    """One fold per segment ``xs[offsets[k]:offsets[k + 1]]``, from ``initial`` (see the module docstring).
+def _portable_folds(prepared: Prepared, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The portable fold of each span of positions ``[starts[k], ends[k])`` (an empty one's item is left unset)."""
+    flat, offsets = portable.flat_levels(portable.levels(prepared.items, pairs_of(prepared)))
+    folds = np.empty(starts.size, prepared.element.dtype)
+    SPANS.run(prepared.operator, starts, ends, folds, flat, offsets, prepared.uniforms)
+    return folds
+
+
+def run_segmented_reduce(fn, xs, offsets, initial, *, out=None, widen: bool = False,
+                         order: str = "device") -> np.ndarray:
+    """One fold per segment ``xs[offsets[k]:offsets[k + 1]]``, from ``initial`` (see the module docstring), left
+    to right or in the portable tree (``op(initial, its fold)``).
 
     Returns
     -------
@@ -149,11 +162,22 @@ def run_segmented_reduce(fn, xs, offsets, initial, *, out=None, widen: bool = Fa
     if initial is None:
         raise KernelTypeError("segmented_reduce needs initial= (what an empty segment gives, and what each "
                               "segment's fold starts from)")
+    tree = is_portable(order)
     prepared = prepare_fold(fn, xs, "segmented_reduce", widen)
     bounds = segment_offsets(offsets, prepared.items.size)
-    result = np.empty(bounds.size - 1, prepared.element.dtype)
-    SEGMENT_FOLD.run(prepared.operator, bounds[:-1], bounds[1:], result, prepared.items,
-                     initial_carry(initial, prepared), prepared.uniforms)
+    carry = initial_carry(initial, prepared)
+    if tree:
+        result = np.repeat(carry, bounds.size - 1)
+        filled = np.flatnonzero(bounds[:-1] < bounds[1:])
+        if filled.size:
+            folds = _portable_folds(prepared, bounds[:-1][filled], bounds[1:][filled])
+            combined = np.empty_like(folds)
+            pairs_of(prepared)(combined, result[filled], folds)
+            result[filled] = combined
+    else:
+        result = np.empty(bounds.size - 1, prepared.element.dtype)
+        SEGMENT_FOLD.run(prepared.operator, bounds[:-1], bounds[1:], result, prepared.items, carry,
+                         prepared.uniforms)
     if out is None:
         return result
     conversion.check_output(out, result.dtype, result.size, "segmented_reduce")
@@ -161,8 +185,10 @@ def run_segmented_reduce(fn, xs, offsets, initial, *, out=None, widen: bool = Fa
     return out
 
 
-def run_reduce_by_key(fn, keys, values, *, widen: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The key and the fold of the values of each run of equal consecutive keys (see the module docstring).
+def run_reduce_by_key(fn, keys, values, *, widen: bool = False,
+                      order: str = "device") -> tuple[np.ndarray, np.ndarray]:
+    """The key and the fold of the values of each run of equal consecutive keys (see the module docstring), left
+    to right or in the portable tree.
 
     Returns
     -------
@@ -174,15 +200,18 @@ def run_reduce_by_key(fn, keys, values, *, widen: bool = False) -> tuple[np.ndar
     LengthMismatchError
         When keys and values hold different numbers of items.
     """
+    tree = is_portable(order)
     prepared = prepare_fold(fn, values, "reduce_by_key", widen)
     found = key_items(keys)
     if found.size != prepared.items.size:
         raise LengthMismatchError(f"reduce_by_key takes as many keys as values; got {found.size} keys and "
                                   f"{prepared.items.size} values")
     starts = run_starts(found)
+    ends = np.append(starts[1:], found.size)
+    if tree:
+        return found[starts], _portable_folds(prepared, starts, ends)
     folds = np.empty(starts.size, prepared.element.dtype)
-    RUN_FOLD.run(prepared.operator, starts, np.append(starts[1:], found.size), folds, prepared.items,
-                 prepared.uniforms)
+    RUN_FOLD.run(prepared.operator, starts, ends, folds, prepared.items, prepared.uniforms)
     return found[starts], folds
 
 

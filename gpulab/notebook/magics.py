@@ -29,6 +29,7 @@ from ..display.errors import format_error
 from ..errors import (USER_ERRORS, ArgumentError, AssociativityWarning, GpulabError, KernelTypeError, TargetError,
                       UserCodeError)
 from ..kernel import AST_LOCK, Kernel
+from ..options import ORDERS
 from . import formatters, session, tracebacks
 from .result import run_cell
 
@@ -175,6 +176,10 @@ class GpulabMagics(Magics):
     @argument("--no-boundscheck", dest="boundscheck", action="store_false",
               help="leave reads of captured arrays unchecked (compare the SASS: the checks' cost); --run checks")
     @argument("--exclusive", action="store_true", help="scan: an exclusive scan (needs --initial)")
+    @argument("--order", choices=ORDERS,
+              help="a primitive that folds: its tree; device (the default: the build's own), portable (fixed by "
+                   "the items' positions: the same bits on every GPU and the host) or sequential (the host's, "
+                   "left to right)")
     @argument("--associative", action="store_true",
               help="a primitive that folds (reduce, scan, ...): you know the operator is associative, or accept "
                    "the device's grouping; gpulab does not try it for a counterexample, nor warn")
@@ -265,7 +270,7 @@ class GpulabMagics(Magics):
         record = _primitive(args.primitive)
         try:
             options = defaults.cell_options(record, lto=args.lto, fma=args.fma, boundscheck=args.boundscheck,
-                                            exclusive=args.exclusive)
+                                            exclusive=args.exclusive, order=args.order)
         except ArgumentError as exc:
             raise UsageError(str(exc)) from None
         arguments = {name: value for name, value in (("bins", args.bins), ("range", args.range),

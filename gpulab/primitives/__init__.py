@@ -79,6 +79,12 @@ def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool 
     ones are identical. gpulab tries ``fn`` on a few values of its type and warns
     (:class:`~gpulab.errors.AssociativityWarning`) where ``fn(fn(a, b), c)`` and
     ``fn(a, fn(b, c))`` differ; ``associative=True`` says you know, and skips that.
+
+    ``order=`` names the tree (:data:`gpulab.options.ORDERS`): ``"device"`` (the
+    default: the build's own, the fastest; on the host, left to right),
+    ``"portable"`` (``op(initial, fold)`` in a tree fixed by the items' positions
+    alone: the same bits on every GPU and on the host, which replays it; built
+    without FMA contraction) or ``"sequential"`` (left to right; the host only).
     Build options as for :func:`map`.
     """
     options = build_options(PRIMITIVES["reduce"], options, **given)
@@ -86,29 +92,32 @@ def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool 
     if not target.is_gpu:
         check_host_inputs([xs])
         check_associative(PRIMITIVES["reduce"], fn, [xs], associative)
-        return host.host_reduce(fn, xs, initial, out=out)
+        return host.host_reduce(fn, xs, initial, out=out, order=options.order)
     plan = plan_for(PRIMITIVES["reduce"], fn, [xs], target, options, associative=associative)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
-        check_with_host(result, host.host_reduce(fn, *host_copies([xs]), initial))
+        check_with_host(result, host.host_reduce(fn, *host_copies([xs]), initial, order=options.order))
     return result
 
 
 def scan(fn, xs, initial=None, exclusive: bool | None = None, *, out=None, device=None, stream=None,
          verify: bool = False, options: BuildOptions | None = None, associative: bool = False, **given):
     """Prefix folds: item i folds ``initial`` and ``xs[0..i]`` (``exclusive``, default False: through
-    ``xs[i-1]``). ``fn`` is probed as :func:`reduce` probes it. Build options as for :func:`map`."""
+    ``xs[i-1]``). ``fn`` is probed as :func:`reduce` probes it. ``order=`` as for :func:`reduce`: with
+    ``"portable"`` item i is ``op(initial, fold of xs[:i + 1])``, the fold a reduce of those items gives. Build
+    options as for :func:`map`."""
     options = build_options(PRIMITIVES["scan"], options, **given,
                             **({} if exclusive is None else {"exclusive": exclusive}))
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
         check_associative(PRIMITIVES["scan"], fn, [xs], associative)
-        return host.host_scan(fn, xs, initial, exclusive=options.exclusive, out=out)
+        return host.host_scan(fn, xs, initial, exclusive=options.exclusive, out=out, order=options.order)
     plan = plan_for(PRIMITIVES["scan"], fn, [xs], target, options, associative=associative)
     result = plan(xs, initial, out=out, stream=stream)
     if verify:
-        check_with_host(result, host.host_scan(fn, *host_copies([xs]), initial, exclusive=options.exclusive))
+        check_with_host(result, host.host_scan(fn, *host_copies([xs]), initial, exclusive=options.exclusive,
+                                               order=options.order))
     return result
 
 

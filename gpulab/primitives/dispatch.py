@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from .. import registry
-from ..compiler import associativity
+from ..compiler import associativity, codegen
 from ..conversion import refuse_iota, wrong_dtype
 from ..device import Device, current_device, devices, say_no_gpu
 from ..device import device as find_device
@@ -106,8 +106,10 @@ def make_plan(record: Primitive, fn, arrays, device: Device, options: BuildOptio
     Raises
     ------
     ArgumentError
-        When ``options.iota`` says otherwise than the inputs (an iota input is :func:`gpulab.iota`).
+        When ``options.iota`` says otherwise than the inputs (an iota input is :func:`gpulab.iota`), or for an
+        order no device build folds in (``order="sequential"``).
     """
+    codegen.check_order(record, options.order)
     kernel = as_kernel(fn)
     refuse_iota(record, arrays)
     types = operator_types(record, kernel, arrays)

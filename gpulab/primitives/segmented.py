@@ -300,18 +300,19 @@ def segmented_reduce(fn, xs, offsets, initial, *, out=None, device=None, stream=
     int64) must not decrease and must lie within
     ``0 .. len(xs)``; they need not start at 0. On a device the call waits to
     check them unless ``check_offsets=False`` (see
-    :meth:`SegmentedReducePlan.__call__`). Build options as for :func:`gpulab.map`.
+    :meth:`SegmentedReducePlan.__call__`). ``order=`` as for :func:`gpulab.reduce`: ``"portable"`` folds
+    each segment's positions in the portable tree, ``op(initial, fold)``. Build options as for :func:`gpulab.map`.
     """
     options = build_options(PRIMITIVES["segmented_reduce"], options, **given)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs, offsets])
         check_associative(PRIMITIVES["segmented_reduce"], fn, [xs, offsets], associative)
-        return run_segmented_reduce(fn, xs, offsets, initial, out=out)
+        return run_segmented_reduce(fn, xs, offsets, initial, out=out, order=options.order)
     plan = plan_for(PRIMITIVES["segmented_reduce"], fn, [xs, offsets], target, options, associative=associative)
     result = plan(xs, offsets, initial, out=out, stream=stream, check_offsets=check_offsets)
     if verify:
-        hold_to_host(result, run_segmented_reduce(fn, *host_copies([xs, offsets]), initial))
+        hold_to_host(result, run_segmented_reduce(fn, *host_copies([xs, offsets]), initial, order=options.order))
     return result
 
 
@@ -329,17 +330,18 @@ def reduce_by_key(fn, keys, values, *, device=None, stream=None, verify: bool = 
                   options: BuildOptions | None = None, associative: bool = False, **given):
     """``(unique_keys, folds)``: for each run of equal consecutive keys (as ``itertools.groupby``), its key and
     ``functools.reduce(fn, its values)``. On a device this waits for the number of runs. ``fn`` is probed as
-    :func:`gpulab.reduce` probes it. Build options as for :func:`gpulab.map`."""
+    :func:`gpulab.reduce` probes it. ``order=`` as for :func:`gpulab.reduce` (a run folds its positions). Build
+    options as for :func:`gpulab.map`."""
     options = build_options(PRIMITIVES["reduce_by_key"], options, **given)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([keys, values])
         check_associative(PRIMITIVES["reduce_by_key"], fn, [keys, values], associative)
-        return run_reduce_by_key(fn, keys, values)
+        return run_reduce_by_key(fn, keys, values, order=options.order)
     plan = plan_for(PRIMITIVES["reduce_by_key"], fn, [keys, values], target, options, associative=associative)
     unique, folds = plan.finish(plan(keys, values, stream=stream), stream=stream)
     if verify:
-        host_keys, host_folds = run_reduce_by_key(fn, *host_copies([keys, values]))
+        host_keys, host_folds = run_reduce_by_key(fn, *host_copies([keys, values]), order=options.order)
         _verify_runs((unique, folds), (host_keys, host_folds))
     return unique, folds
 

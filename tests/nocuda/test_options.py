@@ -107,7 +107,7 @@ def test_the_object_is_frozen_keyword_only_and_checks_every_change():
         BuildOptions(True)  # noqa: the options are named
     assert build_options(None, options, lto=False) == BuildOptions(fma=False, lto=False, iota=(True, False))
     assert BuildOptions(fma=False).changed() == {"fma": False}
-    assert BuildOptions().host_options(PRIMITIVES["scan"]) == {"exclusive": False}
+    assert BuildOptions().host_options(PRIMITIVES["scan"]) == {"exclusive": False, "order": "device"}
     assert BuildOptions().host_options(PRIMITIVES["map"]) == {}  # a call's inputs say which are iotas
 
 

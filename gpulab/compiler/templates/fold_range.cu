@@ -16,6 +16,9 @@ template <typename In, typename Combine>
 __device__ __forceinline__ value_t warp_fold_vectors(const In& in, index_t first, Combine combine) {
     const int lane = lane_id();
     value_t acc = value_t();
+#if PORTABLE_ORDER
+    value_t rows[log2_of(UNROLL) + 1];  // the rows' pairwise trees so far (order.cu: push)
+#endif
     #pragma unroll
     for (int batch = 0; batch < UNROLL; batch += ROWS_IN_FLIGHT) {
         value_t row[ROWS_IN_FLIGHT];
@@ -27,17 +30,28 @@ __device__ __forceinline__ value_t warp_fold_vectors(const In& in, index_t first
         #pragma unroll
         for (int k = 0; k < ROWS_IN_FLIGHT; ++k) {
             if (batch + k < UNROLL) {  // known when unrolled: no branch is left
+#if PORTABLE_ORDER
+                row[k] = pairwise(v[k].item, combine);  // the vector's items pairwise (order.cu)
+#else
                 row[k] = v[k].item[0];
                 #pragma unroll
                 for (int j = 1; j < VEC; ++j) row[k] = combine(row[k], v[k].item[j]);
+#endif
                 row[k] = warp_fold(row[k], combine);
             }
         }
         #pragma unroll
         for (int k = 0; k < ROWS_IN_FLIGHT; ++k) {
+#if PORTABLE_ORDER
+            if (batch + k < UNROLL) push(rows, batch + k, row[k], true, combine);  // the rows pairwise
+#else
             if (batch + k < UNROLL) acc = batch + k == 0 ? row[k] : combine(acc, row[k]);
+#endif
         }
     }
+#if PORTABLE_ORDER
+    acc = rows[log2_of(UNROLL)];
+#endif
     return acc;
 }
 

@@ -52,6 +52,37 @@ __device__ __forceinline__ value_t block_fold_results(const value_t* results, un
     return block_fold(warp_fold_partial(acc, has, combine), has, combine);
 }
 
+#if PORTABLE_ORDER
+// ---- The portable tree (order.cu) --------------------------------------------------
+// F(n) is folded from its blocks: those of n's digits from TILE * TILE up are
+// groups of whole groups of tiles, from TILE up groups of whole tiles, below
+// TILE blocks of the last, short tile. So: block b of a whole tile folds it
+// pairwise into partials[b] (its vectors' items and its rows pairwise,
+// fold_range.cu: the same loads and operator calls as the device order); the
+// last block of a whole group of TILE tiles folds their results pairwise
+// (one block of F, fold_blocks), and the last block of all folds F(n): the
+// whole groups' values, the last group's whole tiles', then the short tile's
+// items, each as the blocks of F(count), onto one value, initial on its left.
+// The cost against order="device" is in those last blocks alone: fold_blocks
+// loads FOLD_VALUES values a thread, where the device order's loop folds
+// PARTIAL_LOADS at a time, and the short tile is read by the block that
+// finishes last (one tile, a few microseconds), not by its own.
+#define FOLD_VALUES (VEC * UNROLL)  // values a thread of fold_blocks takes: TILE a block
+
+// Value i of an array of partial results; item i from `base` of the input.
+struct Partials {
+    const value_t* values;
+    __device__ __forceinline__ value_t operator()(index_t i) const { return values[i]; }
+};
+
+template <typename In>
+struct ItemsFrom {
+    const In& in;
+    index_t base;
+    __device__ __forceinline__ value_t operator()(index_t i) const { return load(in, base + i); }
+};
+#endif
+
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, REDUCE_MIN_BLOCKS)
 gpulab_reduce(Input0 in, index_t n, value_t* out, value_t* partials, unsigned int* finished, value_t initial,
               Uniforms u) {
@@ -60,6 +91,41 @@ gpulab_reduce(Input0 in, index_t n, value_t* out, value_t* partials, unsigned in
         if (threadIdx.x == 0) *out = initial;
         return;
     }
+#if PORTABLE_ORDER
+    const index_t whole = n / TILE, base = (index_t)blockIdx.x * TILE;  // whole tiles; this block's first item
+    const unsigned int tiles = gridDim.x;
+    bool has = false;
+    value_t total = value_t();
+    if (base + TILE <= n && can_vectorize(in)) {  // a whole tile (the same for the whole block)
+        has = true;
+        total = block_fold(warp_fold_vectors(in, base + (index_t)warp_id() * WARP_TILE, combine), has, combine);
+    } else if (base + TILE <= n) {  // in items: one block of F (TILE items) from pairs of items
+        total = fold_blocks<FOLD_VALUES>(ItemsFrom<Input0>{in, base}, TILE, total, has, combine);
+    }
+    value_t acc = total;
+    if (tiles > 1) {
+        const unsigned int group = blockIdx.x / TILE, groups = (tiles + TILE - 1) / TILE;
+        const unsigned int members = min((unsigned int)TILE, tiles - group * TILE);
+        if (!publish(partials + blockIdx.x, total, finished + group, members)) return;  // a short tile's: unread
+        const unsigned int whole_groups = (unsigned int)(whole / TILE);
+        if (groups > 1) {
+            has = false;
+            if (group < whole_groups) total = fold_blocks<FOLD_VALUES>(Partials{partials + group * TILE}, TILE, total,
+                                                                       has, combine);
+            if (!publish(partials + tiles + group, total, finished + groups, groups)) return;
+        }
+        // The last block of all: F over the whole groups, then the last group's whole tiles.
+        const index_t grouped = groups > 1 ? (index_t)whole_groups * TILE : 0;
+        has = false;
+        if (groups > 1 && whole_groups > 0)
+            acc = fold_blocks<FOLD_VALUES>(Partials{partials + tiles}, whole_groups, acc, has, combine);
+        if (whole > grouped)
+            acc = fold_blocks<FOLD_VALUES>(Partials{partials + grouped}, whole - grouped, acc, has, combine);
+    }
+    if (n > whole * TILE)  // the short tile's items, read again by the last block
+        acc = fold_blocks<FOLD_VALUES>(ItemsFrom<Input0>{in, whole * TILE}, n - whole * TILE, acc, has, combine);
+    if (threadIdx.x == 0) *out = has ? op(initial, acc, u) : initial;
+#else
     bool has;
     value_t total = block_fold_tile(in, (index_t)blockIdx.x * TILE, n, has, combine);
     const unsigned int tiles = gridDim.x;
@@ -75,4 +141,5 @@ gpulab_reduce(Input0 in, index_t n, value_t* out, value_t* partials, unsigned in
         }
     }
     if (threadIdx.x == 0) *out = has ? op(initial, total, u) : initial;
+#endif
 }

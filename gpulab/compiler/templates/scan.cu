@@ -33,11 +33,70 @@ __device__ __forceinline__ void scan_small(const In& in, index_t n, const Output
     }
 }
 
+#if PORTABLE_ORDER
+// ---- The portable tree (order.cu) --------------------------------------------------
+// Each thread's S items go up their tree in registers (their pairwise tree in
+// row[S - 1]); the threads' tree is kept in shared memory; the tile publishes
+// its group's G and learns F before it and after it (fenwick_look_back); then
+// a thread's prefix is F before the tile, then the threads' nodes of its
+// number's digits (thread_prefix), and its items come down their tree from it.
+// Item p of an inclusive scan is F(p + 1): the exclusive prefix of the next
+// item, so a thread's last takes the next thread's prefix, and the tile's
+// last F after the tile. The cost against order="device": as many operator
+// calls, and after the look-back each thread reads 2 * log2(BLOCK_THREADS)
+// nodes of shared memory and folds them (the device order's one combine);
+// the look-back itself reads one value per digit of the tile's number.
+template <int S, typename Combine>
+__device__ __forceinline__ void scan_row_portable(value_t (&row)[S], const ThreadTree<value_t>& tree,
+                                                  const value_t& before, bool has_before, const value_t& after,
+                                                  value_t initial, bool has_initial, Combine combine) {
+    const int t = threadIdx.x;
+    bool has = has_before, has_next = has_before;
+    const value_t mine = thread_prefix(tree, t, before, has, combine);  // F before this thread's items
+    const value_t next = t + 1 < BLOCK_THREADS ? thread_prefix(tree, t + 1, before, has_next, combine) : after;
+    down_sweep(row, pick(has, mine, row[S - 1]), has, combine);  // row[j]: F before item j
+    #pragma unroll
+    for (int j = 0; j < S; ++j) {
+        const value_t folded = EXCLUSIVE ? row[j] : (j + 1 < S ? row[j + 1] : next);
+        const bool none = EXCLUSIVE && j == 0 && !has;  // the first item of all: initial alone
+        row[j] = pick(has_initial, pick(none, initial, combine(initial, folded)), folded);
+    }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SCAN_MIN_BLOCKS)
 gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsigned int epoch,
             value_t initial, bool has_initial, Uniforms u) {
     auto combine = [&](value_t a, value_t b) { return op(a, b, u); };
     __shared__ alignas(16) value_t items[TILE_SLOTS];
+#if PORTABLE_ORDER
+    __shared__ ThreadTree<value_t> tree;
+    if (n <= SMALL_TILE) {  // one short tile, in registers (tile.cu): no look-back
+        value_t row[SMALL_ITEMS];
+        const int mine = load_small_row(in, n, row);
+        up_sweep(row, combine);
+        build_thread_tree(tree, row[SMALL_ITEMS - 1], combine);
+        __syncthreads();
+        scan_row_portable(row, tree, row[0], false, tree.total, initial, has_initial, combine);
+        const index_t first = (index_t)threadIdx.x * SMALL_ITEMS;
+        #pragma unroll
+        for (int j = 0; j < SMALL_ITEMS; ++j) {
+            if (j < mine) store(out, first + j, row[j]);
+        }
+        return;
+    }
+    __shared__ FenwickWindow<value_t> window;
+    const Tile tile = load_block_tile(in, n, items);
+    value_t row[SCAN_ITEMS];
+    read_row(items, tile.count, row);
+    up_sweep(row, combine);
+    build_thread_tree(tree, row[SCAN_ITEMS - 1], combine);
+    fenwick_look_back(status, tile.id, epoch, tree.total, window, combine);  // its barriers show the tree
+    scan_row_portable(row, tree, window.before, window.has_before, window.after, initial, has_initial, combine);
+    write_row(items, row);  // rows past the last item are written but never stored
+    __syncthreads();
+    store_tile(out, tile.base, tile.count, items);
+#else
     __shared__ value_t tile_aggregate, tile_prefix;
     __shared__ bool tile_has_prefix;
     if (n <= SMALL_TILE) {  // the same for the whole block
@@ -99,4 +158,5 @@ gpulab_scan(Input0 in, index_t n, Output out, TileStatus<value_t> status, unsign
     write_row(items, row);  // rows past the last item are written but never stored
     __syncthreads();
     store_tile(out, tile.base, count, items);
+#endif
 }
