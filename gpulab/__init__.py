@@ -5,7 +5,8 @@ Compile a typed Python function for a primitive and look at every stage
 (``gpulab.map``, ``reduce``, ``scan``, ``filter``, ``segmented_reduce``,
 ``reduce_by_key``, ``histogram``, ``sort``), time them (``gpulab.bench``), measure them
 on the lines of their build (``gpulab.profile``) and grade an exercise against the host reference
-(``gpulab.check``). In a notebook, ``%load_ext gpulab`` adds ``%%gpukernel``.
+(``gpulab.check``); compare the trees a fold may take (``gpulab.fold_orders``, ``order=``). In a notebook,
+``%load_ext gpulab`` adds ``%%gpukernel``.
 """
 
 from . import errors
@@ -17,6 +18,7 @@ from .compiler.build import Build
 from .compiler.pipeline import compile
 from .compiler.target import Target
 from .device import current, devices, use
+from .host.orders import FoldOrders, fold_orders
 from .iota import Iota, iota
 from .mapped import Mapped, mapped
 from .options import BuildOptions

@@ -74,14 +74,23 @@ def diff_mimebundle(found) -> dict:
     return {"text/html": diff_html(data), "text/plain": diff_text(data)}
 
 
+def fold_orders_mimebundle(found) -> dict:
+    """A reduce in several orders: their values and errors, and each tree drawn."""
+    from ..display.order import fold_orders_mimebundle as mimebundle
+
+    return mimebundle(found.as_dict())
+
+
 _SHOWN = (("Build", build_repr, live_view),
           ("Profile", profile_repr, profile_view),
           ("LineCosts", line_costs_mimebundle, None),
           ("Diagnostics", diagnostics_mimebundle, None),
-          ("BuildDiff", diff_mimebundle, None))
+          ("BuildDiff", diff_mimebundle, None),
+          ("FoldOrders", fold_orders_mimebundle, None))
 
 
 def register() -> None:
-    """Show builds and profiles (live), their costs, diagnostics and diffs (tables) wherever they are displayed."""
+    """Show builds and profiles (live), their costs, diagnostics and diffs (tables), and fold orders side by side,
+    wherever they are displayed."""
     for kind, mimebundle, live in _SHOWN:
         shown.register(kind, mimebundle, live)

@@ -10,6 +10,7 @@ show any other grouping.
 
 import functools
 import itertools
+import math
 import sys
 from collections import namedtuple
 
@@ -18,6 +19,7 @@ import pytest
 
 import gpulab
 from gpulab.errors import ArgumentError
+from gpulab.host import portable
 from gpulab.options import BuildOptions, build_options
 from gpulab.registry import PRIMITIVES
 
@@ -232,3 +234,33 @@ def test_the_device_order_is_built_as_before():
     build = gpulab.compile("reduce", add, types="f32,f32", target="sm_90")
     assert "#define PORTABLE_ORDER 0" in build.source and build.options.fma is True
 
+
+# --- the view of the trees ---------------------------------------------------------------------------------------
+def test_fold_orders_draws_each_tree_with_its_errors():
+    small = np.array([1.0] + [1e-8] * 15, np.float32)  # left to right loses every 1e-8: the tree keeps them
+    exact = math.fsum(small.astype(np.float64))
+    found = gpulab.fold_orders(add, small, np.float32(0), exact=exact)
+    sequential, tree = found.folds
+    assert _same(sequential.value, gpulab.reduce(add, small, np.float32(0), device="host"))
+    assert _same(tree.value, gpulab.reduce(add, small, np.float32(0), device="host", order="portable"))
+    assert float(sequential.value) == 1.0 and float(tree.value) > 1.0
+    assert (sequential.depth, tree.depth) == (16, 5)
+    assert found.error(tree, exact)[1] < 0.5 < found.error(sequential, exact)[1]  # in units of the last place
+    data = found.as_dict()
+    assert data["folds"][1]["tree"] == ["initial", [[[["x0", "x1"], ["x2", "x3"]], [["x4", "x5"], ["x6", "x7"]]],
+                                                     [[["x8", "x9"], ["x10", "x11"]], [["x12", "x13"], ["x14", "x15"]]]]]
+    bundle = found._repr_mimebundle_()
+    assert "portable: initial ⊕ ((((x0 ⊕ x1) ⊕ (x2 ⊕ x3))" in bundle["text/plain"]
+    assert "sequential: (((((((((((((((initial ⊕ x0) ⊕ x1)" in bundle["text/plain"]
+    assert bundle["text/html"].count("⊕") == 2 * 16 and "5 combines deep" in bundle["text/html"]
+
+
+def test_fold_orders_of_thirteen_items_folds_the_blocks_of_thirteens_digits():
+    found = gpulab.fold_orders(add, np.arange(13, dtype=np.float64), 0.0)
+    eight, four = (((0, 1), (2, 3)), ((4, 5), (6, 7))), ((8, 9), (10, 11))
+    assert portable.tree(0, 13) == ((eight, four), 12)
+    assert [fold.depth for fold in found.folds] == [13, 6] and float(found.folds[1].value) == 78.0
+    large = gpulab.fold_orders(add, np.ones(1000, np.float32), np.float32(0))
+    assert large.as_dict()["items"] is None and all(fold.tree is None for fold in large.folds)
+    with pytest.raises(ArgumentError, match="fold_orders compares sequential and portable, not 'device'"):
+        gpulab.fold_orders(add, np.ones(3, np.float32), np.float32(0), orders=("device",))
