@@ -151,6 +151,9 @@ def check(kernel, arg_types, uniform_types, *, result=None, array_types=()) -> E
     from numba.cuda.compiler import compile_cuda
 
     with _LOCK, compiling_for(TYPING_CC), warnings.catch_warnings():
+        # numba keeps what it compiles for float16 (cuda_fp16's callers) and links it into later builds: its
+        # debug-info flags must be the ones builds write, or NVVM refuses the mix (ERROR_INVALID_IR).
+        fix_debuginfo_flags()
         _quiet_about_lambdas()
         wrapper, signature, inferred, user = _operator_function(kernel, arg_types, uniform_types, array_types,
                                                                 result, OP_NAME, True, 0)

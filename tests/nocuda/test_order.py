@@ -13,6 +13,7 @@ import itertools
 import math
 import sys
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -264,3 +265,31 @@ def test_fold_orders_of_thirteen_items_folds_the_blocks_of_thirteens_digits():
     assert large.as_dict()["items"] is None and all(fold.tree is None for fold in large.folds)
     with pytest.raises(ArgumentError, match="fold_orders compares sequential and portable, not 'device'"):
         gpulab.fold_orders(add, np.ones(3, np.float32), np.float32(0), orders=("device",))
+
+
+HOST_THEN_DEVICE = '''
+import numpy as np
+import gpulab
+
+def add(a, b):
+    return a + b
+
+gpulab.reduce(add, np.ones(5, np.float16), np.float16(0), device="host")  # numba keeps its float16 code
+gpulab.compile("reduce", add, types="f16,f16", target="sm_90", order="portable")
+print("built")
+'''
+
+
+def test_a_float16_operator_run_on_the_host_then_builds_for_a_device(tmp_path):
+    """The host's typing of a float16 operator compiles cuda_fp16's callers, which numba keeps for later builds:
+    their debug-info flags must be the builds' (NVVM refused the mix: ERROR_INVALID_IR). A process of its own,
+    so that nothing compiled float16 before."""
+    import os
+    import subprocess
+
+    script = tmp_path / "host_then_device.py"
+    script.write_text(HOST_THEN_DEVICE)
+    environment = {**os.environ, "GPULAB_CACHE_DIR": str(tmp_path / "cache"),
+                   "PYTHONPATH": os.pathsep.join([str(Path(gpulab.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=environment, timeout=300)
+    assert done.returncode == 0 and "built" in done.stdout, done.stderr[-2000:]
