@@ -10,7 +10,9 @@ each arithmetic operator and comparison is therefore a call: ``a + b``
 becomes ``_gpulab_add(a, b)``, which casts both operands to the
 types of numba-cuda's signature for them, computes with NumPy and casts the
 result to the signature's result type. Operands that are no numbers (a
-record, a tuple) are computed as Python computes them.
+record, a tuple) are computed as Python computes them; a NumPy array (the
+host's portable tree calls an operator on whole arrays of pairs,
+:mod:`gpulab.host.portable`) is typed as its items are.
 """
 
 from __future__ import annotations
@@ -78,17 +80,22 @@ def _operator(name: str, arity: int):
 
     if arity == 1:
         def typed(a):
-            types = type(a)
+            types = _type_of(a)
             found = known.get(types) or known.setdefault(types, _typed(name, types))
             return found(a)
     else:
         def typed(a, b):
-            types = (type(a), type(b))
+            types = (_type_of(a), _type_of(b))
             found = known.get(types) or known.setdefault(types, _typed(name, *types))
             return found(a, b)
 
     typed.__name__ = PREFIX + name
     return typed
+
+
+def _type_of(value) -> type:
+    """The type an operand is typed by: its own, or an array's items' (NumPy's scalar types cast arrays too)."""
+    return value.dtype.type if isinstance(value, np.ndarray) else type(value)
 
 
 @functools.cache

@@ -46,10 +46,11 @@ def combine_pairs(op, out, left, right, uniforms):
 
 def combine_arrays(op, out, left, right, uniforms):
     """``out[:] = op(left, right)``: an interpreted operator called once on whole arrays, as NumPy's element-wise
-    arithmetic runs it (float16, which numba cannot compile); anything but an array like ``out`` raises, and the
-    pairs are then combined one by one (an operator that branches on its values raises on arrays)."""
+    arithmetic runs it (float16, which numba cannot compile), each result stored in ``out``'s type as one pair's
+    is; anything but an array of ``out``'s shape raises, and the pairs are then combined one by one (an operator
+    that branches on its values raises on arrays)."""
     found = op(left, right, *uniforms)
-    if not isinstance(found, np.ndarray) or found.shape != out.shape or found.dtype != out.dtype:
+    if not isinstance(found, np.ndarray) or found.shape != out.shape:
         raise TypeError(f"the operator gave {type(found).__name__} for arrays, not their items' results")
     out[:] = found
 

@@ -399,21 +399,36 @@ def is_portable(order) -> bool:
     return check_order(order) == "portable"
 
 
+SAMPLE_PAIRS = 64
+"""Pairs an interpreted operator computes both one at a time and on whole arrays, the first time it is called
+on arrays: the arrays are taken where both give the same bits."""
+
+
 def pairs_of(prepared: Prepared) -> portable.Pairs:
-    """``pairs(out, left, right)``: ``out[i] = op(left[i], right[i])`` with the fold's operator and uniforms; an
-    interpreted operator is first called on whole arrays (:data:`ARRAY_PAIRS`), and one pair at a time where
-    that gives no array of results."""
-    operator = prepared.operator
+    """``pairs(out, left, right)``: ``out[i] = op(left[i], right[i])`` with the fold's operator and uniforms. An
+    interpreted operator (float16) is called on whole arrays (:data:`ARRAY_PAIRS`, its operators typed per
+    item as ever, :mod:`gpulab.interpreted`) once its first :data:`SAMPLE_PAIRS` pairs gave there the bits they
+    give one at a time; one pair at a time where they did not, or no array of results came."""
+    operator, uniforms = prepared.operator, prepared.uniforms
+
+    def by_arrays(out, left, right) -> bool:
+        try:
+            if operator.elementwise is None:
+                count = min(SAMPLE_PAIRS, out.size)
+                one_by_one, at_once = np.empty_like(out[:count]), np.empty_like(out[:count])
+                PAIRS.run(operator, one_by_one, left[:count], right[:count], uniforms)
+                ARRAY_PAIRS.run(operator, at_once, left[:count], right[:count], uniforms)
+                operator.elementwise = one_by_one.tobytes() == at_once.tobytes()
+            if operator.elementwise:
+                ARRAY_PAIRS.run(operator, out, left, right, uniforms)
+        except KernelRuntimeError:
+            operator.elementwise = False
+        return bool(operator.elementwise)
 
     def pairs(out, left, right):
-        if operator.compiled is None and operator.elementwise is not False:
-            try:
-                ARRAY_PAIRS.run(operator, out, left, right, prepared.uniforms)
-                operator.elementwise = True
-                return
-            except KernelRuntimeError:
-                operator.elementwise = False
-        PAIRS.run(operator, out, left, right, prepared.uniforms)
+        if operator.compiled is None and operator.elementwise is not False and by_arrays(out, left, right):
+            return
+        PAIRS.run(operator, out, left, right, uniforms)
 
     return pairs
 

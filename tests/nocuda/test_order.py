@@ -267,6 +267,30 @@ def test_fold_orders_of_thirteen_items_folds_the_blocks_of_thirteens_digits():
         gpulab.fold_orders(add, np.ones(3, np.float32), np.float32(0), orders=("device",))
 
 
+def scaled(a, b):
+    return a * 0.1 + b  # numba-cuda: a float16 times a float64 constant is a float64
+
+
+def scaled_again(a, b):
+    return a * 0.1 + b
+
+
+def test_an_interpreted_operator_on_whole_arrays_computes_as_one_pair_at_a_time(monkeypatch):
+    from gpulab.host import run
+
+    items = _items("float16", 3000, seed=5)
+    at_once = gpulab.scan(scaled, items, device="host", order="portable", associative=True)
+    assert run.prepare_fold(scaled, items, "scan", False).operator.elementwise is True  # on whole arrays
+
+    def refuse(op, out, left, right, uniforms):
+        raise TypeError("one pair at a time")
+
+    monkeypatch.setattr(run, "ARRAY_PAIRS", run.Loop(refuse, items=(0, 1, 2)))
+    one_by_one = gpulab.scan(scaled_again, items, device="host", order="portable", associative=True)
+    assert run.prepare_fold(scaled_again, items, "scan", False).operator.elementwise is False
+    assert _same(at_once, one_by_one)
+
+
 HOST_THEN_DEVICE = '''
 import numpy as np
 import gpulab
