@@ -535,3 +535,13 @@ def test_session_defaults_are_options_and_a_cell_changes_them(shell):
     assert session.defaults.cell_options(PRIMITIVES["scan"], fma=True, exclusive=True) == BuildOptions(exclusive=True)
     captured = run(shell, "%%gpukernel reduce --exclusive\ndef add(a: f32, b: f32) -> f32:\n    return a + b\n")
     assert "UsageError" in captured.stderr and "exclusive is not an option of reduce" in captured.stderr
+
+
+def test_order_names_a_cells_tree_and_builds_without_contraction(shell):
+    captured = run(shell, ADD_CELL.format(options=" --order portable"))
+    (data,) = bundles(captured)
+    assert data[MIME_TYPE]["options"]["order"] == "portable" and data[MIME_TYPE]["options"]["fma"] is False
+    cuda = next(pane["text"] for pane in data[MIME_TYPE]["panes"] if pane["id"] == "cuda")
+    assert "#define PORTABLE_ORDER 1" in cuda and "fold_blocks" in cuda
+    refused = run(shell, "%%gpukernel map --order portable\ndef twice(x: f32) -> f32:\n    return x * f32(2)\n")
+    assert "UsageError" in refused.stderr and "order is not an option of map" in refused.stderr
