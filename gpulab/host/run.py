@@ -205,8 +205,21 @@ class Loop:
         n = len(args[self.items[0]])
         watched = Watched(operator.kernel)
         args = (*args[:-1], (*args[-1], watched.flag))
+        self._compile(operator, args)
         with Progress(f"host {self.name.split('_')[0]}({operator.kernel.name})", n, "items") as progress:
             watched.run(lambda: self._run_chunks(operator, args, n, watched), progress)
+
+    def _compile(self, operator: HostOperator, args) -> None:
+        """Compile the loop around ``operator`` for these arguments (a call on no items) before the run is
+        watched: a time limit counts running, not numba compiling the loop for each new operator."""
+        if operator.compiled is None or self.name in operator.interpreted_loops:
+            return
+        try:
+            self.compiled(operator.compiled, *[arg[:0] if i in self.items else arg for i, arg in enumerate(args)])
+        except not_compilable() as exc:
+            operator.interpreted_loops.add(self.name)
+            log.debug("numba cannot compile %s around %s; it runs in the interpreter: %s",
+                      self.name, operator.compiled, exc)
 
     def _run_chunks(self, operator: HostOperator, args, n: int, watched: Watched) -> None:
         start, size = 0, FIRST_CHUNK
@@ -233,10 +246,6 @@ class Loop:
                 return
             except captures.OutOfBounds as exc:
                 raise _index_error(operator.kernel, exc) from None
-            except not_compilable() as exc:
-                operator.interpreted_loops.add(self.name)
-                log.debug("numba cannot compile %s around %s; it runs in the interpreter: %s",
-                          self.name, operator.compiled, exc)
         interpret(operator, self.python, *(_interpretable(arg) for arg in args), start=start)
 
 
@@ -320,7 +329,7 @@ def element_of(x) -> ElementType:
     iota, the function's result type for a mapped input."""
     if isinstance(x, Iota):
         return element_type(Iota.dtype)
-    dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+    dtype = x.dtype if hasattr(x, "dtype") and not isinstance(x, type) else np.asarray(x).dtype
     return element_type(dtype.newbyteorder("="))
 
 

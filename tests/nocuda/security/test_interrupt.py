@@ -316,3 +316,15 @@ def test_a_time_limit_holds_in_its_own_thread_only():
     results["free"] = gpulab.map(very_slow, np.ones(6), device="host")  # no limit here, at the same time
     other.join()
     assert isinstance(results["limited"], KernelTimeoutError) and results["free"].size == 6
+
+
+def test_a_time_limit_counts_the_run_not_numba_compiling_the_loop_around_a_new_kernel():
+    """The property test found it: a new kernel's first host map compiles the item loop around it, in the watched
+    run, and a 0.05 s limit stopped every one of six new kernels' 5-item maps (a loaded grading machine, a
+    correct learner's kernel 'did not finish')."""
+    from gpulab.host import time_limit
+
+    for step in range(4):
+        fresh = _long_kernel(3 + step, f"fresh{step}")
+        with time_limit(0.05):
+            assert gpulab.map(fresh, np.ones(5, np.float32), device="host").shape == (5,)
