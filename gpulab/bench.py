@@ -28,7 +28,7 @@ from .device import device as find_device
 from .display.table import Table, format_seconds
 from .errors import ArgumentError
 from .kernel import Kernel, as_kernel
-from .options import BuildOptions, build_options
+from .options import BuildOptions, build_options, check_flags
 from .registry import Primitive
 from .types import element_type
 
@@ -412,6 +412,7 @@ def bench(fn, primitive: str, sizes, devices=None, dtype=None, repeats: int = 20
     record = registry.primitive(primitive)
     arguments, given = record.own_arguments(given)
     options = build_options(record, options, **given)
+    check_flags(progress=progress)
     kernel = _kernel_of(fn, dtype)
     targets = [find_device(d) for d in devices] if devices else _default_devices()
     counts = sorted({item_count(size, "each of sizes") for size in sizes})

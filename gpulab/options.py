@@ -32,10 +32,27 @@ FRONTENDS = ("numba-cuda",)
 LTO-IR and PTX. ``None`` means the default one that is installed."""
 
 
-def _boolean(name: str, value) -> bool:
+def flag(value, what: str) -> bool:
+    """``value`` of a True-or-False argument (``what`` names it: ``"descending="``) as a bool.
+
+    Raises
+    ------
+    ArgumentError
+        For anything else: ``bool("no")`` is True, and an array's truth is an error of NumPy's.
+    """
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ArgumentError(f"the build option {name} is True or False, not {value!r}")
+    raise ArgumentError(f"{what} is True or False, not {value!r}")
+
+
+def check_flags(**values) -> None:
+    """:func:`flag` of each keyword argument of a public call (``check_flags(verify=verify)``)."""
+    for name, value in values.items():
+        flag(value, f"{name}=")
+
+
+def _boolean(name: str, value) -> bool:
+    return flag(value, f"the build option {name}")
 
 
 def _index_bits(name: str, value) -> int:

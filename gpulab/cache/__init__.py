@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 
 from ..errors import CacheWarning
+from ..options import check_flags
 from .buildcache import DEFAULT_MAX_BYTES, ENV_DIR, ENV_MAX_BYTES, ENV_SHARED, BuildCache
 from .info import CacheInfo, LayerInfo
 
@@ -71,7 +72,14 @@ def cache_info() -> CacheInfo:
 
 
 def clear_cache(memory: bool = True, disk: bool = True) -> None:
-    """Clear the process-wide cache's memory and private folder (see :meth:`BuildCache.clear`)."""
+    """Clear the process-wide cache's memory and private folder (see :meth:`BuildCache.clear`).
+
+    Raises
+    ------
+    ArgumentError
+        When ``memory`` or ``disk`` is not True or False.
+    """
+    check_flags(memory=memory, disk=disk)
     default_cache().clear(memory=memory, disk=disk)
 
 

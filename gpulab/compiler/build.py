@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..captures import ArrayType
+from ..errors import ArgumentError, described
 from ..options import BuildOptions
 from ..shown import Shown
 from ..types import ElementType
@@ -180,3 +181,11 @@ class Build(Shown):
         link_mode = "LTO" if self.options.lto else "PTX link"
         return (f"<gpulab.Build {self.primitive}({self.name}) {self.target} {link_mode}: "
                 f"{self.sass_instructions} SASS instructions, {self.operator_calls} operator CALL>")
+
+
+def require_build(value, function: str) -> Build:
+    """``value``, a :class:`Build`; else the ArgumentError of ``function`` (``"gpulab.line_costs"``) that says what
+    to pass."""
+    if not isinstance(value, Build):
+        raise ArgumentError(f"{function} takes a build (what gpulab.compile returns), not {described(value)}")
+    return value

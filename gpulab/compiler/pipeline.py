@@ -20,7 +20,7 @@ from ..errors import ArgumentError, KernelTypeError
 from ..kernel import Kernel, as_kernel
 from ..lru import LRU
 from ..mapped import Mapped, walk
-from ..options import BuildOptions, build_options
+from ..options import BuildOptions, build_options, check_flags
 from ..progress import Progress
 from ..types import ElementType
 from . import associativity, codegen, disasm, flags, frontend, linemap, link, nvrtc, serialize
@@ -265,6 +265,7 @@ def compile(primitive: str, fn, *, types=None, target=None, keys=None, options: 
     ArgumentError
         For an unknown option or a value of the wrong kind.
     """
+    check_flags(associative=associative)
     with _stage(timings := {}, "check"):
         spec = make_spec(primitive, fn, types=types, target=target, keys=keys, options=options, **given)
     build = build_for(spec, check_seconds=timings["check"], associative=associative)

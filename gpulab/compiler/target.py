@@ -12,7 +12,7 @@ import operator
 import re
 from dataclasses import dataclass
 
-from ..errors import TargetError
+from ..errors import TargetError, described
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,14 @@ class Target:
     minor: int
 
     def __post_init__(self):
-        _require_known(self.cc, self.cc)
+        try:
+            cc = (operator.index(self.major), operator.index(self.minor))
+        except TypeError:
+            raise TargetError(f"Target takes a compute capability as two whole numbers, Target(9, 0) for sm_90; got "
+                              f"{described(self.major)} and {described(self.minor)}") from None
+        object.__setattr__(self, "major", cc[0])  # 9, where np.int64(9) was given
+        object.__setattr__(self, "minor", cc[1])
+        _require_known(cc, cc)
 
     @property
     def cc(self) -> tuple[int, int]:

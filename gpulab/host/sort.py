@@ -70,15 +70,16 @@ def run_sort(fn, xs, *, descending: bool = False, widen: bool = False) -> np.nda
 
 
 def key_function(key, xs):
-    """``key``, or the item itself (typed as ``xs``'s items: anything with a ``dtype``) where it is ``None``.
+    """``key`` as a kernel, or the item itself (typed as ``xs``'s items: anything with a ``dtype``) where it is
+    ``None``.
 
     Raises
     ------
     KernelTypeError
-        For records with no key function.
+        For records with no key function, or a key that is no function.
     """
     if key is not None:
-        return key
+        return as_kernel(key)
     element = element_of(xs)
     if element.is_record:
         raise KernelTypeError(f"sorting {element.name} records needs key=, a function giving each record's key (a "

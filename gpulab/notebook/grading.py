@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import registry
-from ..errors import GpulabError, KernelTimeoutError
+from ..errors import ArgumentError, GpulabError, KernelTimeoutError, described
 from ..host import time_limit
 from ..options import build_options
 from ..primitives import call
@@ -108,18 +108,24 @@ def check(fn, primitive: str, inputs, expected, *, initial=None, device="host", 
     Raises
     ------
     GpulabError
-        When the model solution itself fails, or an option is unknown or of the wrong kind (an error of the
-        exercise, not of the learner).
+        When the model solution itself fails, or an argument or option is not one ``check`` takes (an error of
+        the exercise, not of the learner).
     """
     record = registry.primitive(primitive)
     arguments, given = record.own_arguments(options)
     built = build_options(record, **given)
-    arrays = (inputs,) if isinstance(inputs, np.ndarray) else tuple(inputs)
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < np.inf:
+            raise ArgumentError(f"gpulab.check's {name}= is a finite number, 0 or more, not {described(tolerance)}")
+    if isinstance(inputs, np.ndarray) or not isinstance(inputs, (list, tuple)):
+        arrays = (inputs,)  # one input: what the primitive says of it, it says
+    else:
+        arrays = tuple(inputs)
     typed = callable(expected)  # a model solution's result has the types the exercise asks for
     if typed:
         want = to_host(call(primitive, expected, arrays, initial=initial, device="host", options=built, **arguments))
     else:
-        want = np.asarray(expected)
+        want = _values(expected)
     name = getattr(fn, "__name__", type(fn).__name__)
     try:
         with time_limit(timeout):
@@ -129,6 +135,20 @@ def check(fn, primitive: str, inputs, expected, *, initial=None, device="host", 
     except GpulabError as exc:
         return Checked(False, f"{primitive}({name}) was refused: {exc}", expected=np.ravel(want))
     return _compare(f"{primitive}({name})", np.ravel(np.asarray(got)), np.ravel(want), rtol, atol, typed)
+
+
+def _values(expected) -> np.ndarray:
+    """The expected values given as numbers, bools or records (an array, a list); an ArgumentError for others."""
+    try:
+        values = np.asarray(expected)
+    except (TypeError, ValueError) as exc:  # a ragged list
+        raise ArgumentError(f"gpulab.check's expected values do not make an array ({exc}); give one value per "
+                            "item of the result, or a model solution (a function)") from None
+    if values.dtype.names is None and values.dtype.kind not in "biufc":
+        example = f" such as {described(values.flat[0])}" if values.size else ""
+        raise ArgumentError(f"gpulab.check's expected is a model solution (a function) or the expected values "
+                            f"(numbers, bools or records), not {values.dtype} items{example}")
+    return values
 
 
 def _compare(what: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float, typed: bool) -> Checked:

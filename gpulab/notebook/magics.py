@@ -27,7 +27,7 @@ from ..device import current_device, use
 from ..device import device as find_device
 from ..display.errors import format_error
 from ..errors import (USER_ERRORS, ArgumentError, AssociativityWarning, GpulabError, KernelTypeError, TargetError,
-                      UserCodeError)
+                      UserCodeError, described)
 from ..kernel import AST_LOCK, Kernel
 from ..options import ORDERS
 from . import formatters, session, tracebacks
@@ -264,7 +264,7 @@ class GpulabMagics(Magics):
             def heavy(x: f64) -> f64:
                 return math.exp(x * 2.0) + 1.0
         """
-        args = parse_argstring(self.gpukernel, line)
+        args = _arguments(self.gpukernel, line)
         defaults = session.defaults
         panes = _panes(args.show) if args.show else defaults.show
         record = _primitive(args.primitive)
@@ -372,7 +372,7 @@ class GpulabMagics(Magics):
             %gpulab cache clear
             %gpulab defaults --target sm_100 --no-lto
         """
-        args = parse_argstring(self.gpulab, line)
+        args = _arguments(self.gpulab, line)
         try:
             if args.command == "devices":
                 display(session.devices_table())
@@ -407,8 +407,27 @@ class GpulabMagics(Magics):
             raise UsageError("usage: %gpulab cache [clear]")
 
 
+def _arguments(magic, line: str):
+    """``line`` read as ``magic``'s options; a UsageError where it is not one (a quote left open)."""
+    try:
+        return parse_argstring(magic, line)
+    except ValueError as exc:  # shlex's "No closing quotation"
+        raise UsageError(f"cannot read the options {line.strip()!r}: {exc}") from None
+
+
 def load_ipython_extension(ipython) -> None:
-    """Register ``%%gpukernel`` and ``%gpulab``, and how builds display (what ``%load_ext gpulab`` calls)."""
+    """Register ``%%gpukernel`` and ``%gpulab``, and how builds display (what ``%load_ext gpulab`` calls).
+
+    Raises
+    ------
+    ArgumentError
+        When ``ipython`` is not an IPython shell.
+    """
+    from IPython.core.interactiveshell import InteractiveShellABC
+
+    if not isinstance(ipython, InteractiveShellABC):
+        raise ArgumentError(f"gpulab.load_ipython_extension is IPython's hook, given its shell: run %load_ext gpulab "
+                            f"in IPython or Jupyter instead (it was given {described(ipython)})")
     ipython.register_magics(GpulabMagics)
     formatters.register()
     tracebacks.register(ipython)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import host
 from ..iota import Iota
 from ..mapped import Mapped
-from ..options import BuildOptions, build_options
+from ..options import BuildOptions, build_options, check_flags
 from ..registry import PRIMITIVES
 from ..types import element_type
 from .dispatch import (call, check_associative, check_host_inputs, gpu_device, host_copies, make_plan, plan_for,
@@ -59,6 +59,7 @@ def map(fn, *xs, out=None, device=None, stream=None, verify: bool = False, optio
         unknown one, or a value of the wrong kind, is an error on the host too.
     """
     options = build_options(PRIMITIVES["map"], options, **given)
+    check_flags(verify=verify)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs(xs)
@@ -88,6 +89,7 @@ def reduce(fn, xs, initial, *, out=None, device=None, stream=None, verify: bool 
     Build options as for :func:`map`.
     """
     options = build_options(PRIMITIVES["reduce"], options, **given)
+    check_flags(verify=verify, associative=associative)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
@@ -108,6 +110,7 @@ def scan(fn, xs, initial=None, exclusive: bool | None = None, *, out=None, devic
     options as for :func:`map`."""
     options = build_options(PRIMITIVES["scan"], options, **given,
                             **({} if exclusive is None else {"exclusive": exclusive}))
+    check_flags(verify=verify, associative=associative)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
@@ -126,6 +129,7 @@ def filter(fn, xs, *, device=None, stream=None, verify: bool = False, options: B
     """``[x for x in xs if fn(x)]``, order kept. On a device this waits for the count. Build options as for
     :func:`map`."""
     options = build_options(PRIMITIVES["filter"], options, **given)
+    check_flags(verify=verify)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
@@ -163,6 +167,7 @@ def histogram(fn_or_xs, *args, bins=None, range=None, out=None, device=None, str
         As for :func:`map`.
     """
     options = build_options(PRIMITIVES["histogram"], options, **given)
+    check_flags(verify=verify)
     fn, xs, bins, range = _histogram_arguments(fn_or_xs, args, bins, range)
     target = resolve_device(device)
     if not target.is_gpu:
@@ -261,6 +266,7 @@ def make_filter(fn, example, *, device=None, options: BuildOptions | None = None
 def _make(primitive: str, fn, examples, device, options: BuildOptions | None, given: dict, associative: bool = False):
     record = PRIMITIVES[primitive]
     options = build_options(record, options, **given)
+    check_flags(associative=associative)
     return make_plan(record, fn, examples, gpu_device(device), options, associative=associative)
 
 

@@ -18,7 +18,7 @@ from ..conversion import refuse_iota, wrong_dtype
 from ..device import Device, current_device, devices, say_no_gpu
 from ..device import device as find_device
 from ..errors import (ArgumentError, DeviceError, GpulabError, HostArrayError, KernelTypeError, VerificationError,
-                      VerificationWarning)
+                      VerificationWarning, described)
 from ..host.run import element_of
 from ..iota import Iota
 from ..kernel import Kernel, as_kernel, references_unchanged
@@ -94,7 +94,31 @@ def _example(x):
         return x
     if is_device_array(x):  # seen only through __cuda_array_interface__ or DLPack
         return device_array(x)
-    return np.empty(0, x)
+    return np.empty(0, example_dtype(x))
+
+
+def example_dtype(example) -> np.dtype:
+    """The dtype of an example of a call's inputs (what ``make_*`` take): an array's, or a dtype given as NumPy
+    reads it (``np.int64``, ``"i8"``, ``gpulab.f32``).
+
+    Raises
+    ------
+    ArgumentError
+        For anything else, saying what to pass.
+    """
+    if isinstance(example, ElementType):
+        return example.dtype
+    if hasattr(example, "dtype") and not isinstance(example, type):
+        return np.dtype(example.dtype)
+    if is_device_array(example):
+        return device_array(example).dtype
+    try:
+        if example is None:  # NumPy reads None as float64
+            raise TypeError
+        return np.dtype(example)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"an example of a call's inputs is an array or a dtype (np.float32, 'f4', gpulab.f32), "
+                            f"not {described(example)}") from None
 
 
 def make_plan(record: Primitive, fn, arrays, device: Device, options: BuildOptions = BuildOptions(), *,

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..conversion import scalar
 from ..errors import LengthMismatchError, OffsetsError
-from ..options import BuildOptions, build_options
+from ..options import BuildOptions, build_options, check_flags
 from ..host.segments import (OFFSET_TYPES, check_offset_array, keep_first, offsets_problem, run_reduce_by_key,
                              run_segmented_reduce)
 from ..registry import PRIMITIVES
@@ -304,6 +304,7 @@ def segmented_reduce(fn, xs, offsets, initial, *, out=None, device=None, stream=
     each segment's positions in the portable tree, ``op(initial, fold)``. Build options as for :func:`gpulab.map`.
     """
     options = build_options(PRIMITIVES["segmented_reduce"], options, **given)
+    check_flags(verify=verify, check_offsets=check_offsets, associative=associative)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs, offsets])
@@ -323,6 +324,7 @@ def make_segmented_reduce(fn, example, *, device=None, options: BuildOptions | N
     :func:`gpulab.reduce` probes it, when the object is made."""
     record = PRIMITIVES["segmented_reduce"]
     options = build_options(record, options, **given)
+    check_flags(associative=associative)
     return make_plan(record, fn, [example], gpu_device(device), options, associative=associative)
 
 
@@ -333,6 +335,7 @@ def reduce_by_key(fn, keys, values, *, device=None, stream=None, verify: bool = 
     :func:`gpulab.reduce` probes it. ``order=`` as for :func:`gpulab.reduce` (a run folds its positions). Build
     options as for :func:`gpulab.map`."""
     options = build_options(PRIMITIVES["reduce_by_key"], options, **given)
+    check_flags(verify=verify, associative=associative)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([keys, values])
@@ -353,6 +356,7 @@ def make_reduce_by_key(fn, keys_example, values_example, *, device=None, options
     is probed as :func:`gpulab.reduce` probes it, when the object is made."""
     record = PRIMITIVES["reduce_by_key"]
     options = build_options(record, options, **given)
+    check_flags(associative=associative)
     return make_plan(record, fn, [keys_example, values_example], gpu_device(device), options,
                      associative=associative)
 

@@ -16,13 +16,14 @@ from ..compiler.codegen import RADIX_BITS, SORT_PORTION_TILES
 from ..errors import ArgumentError, KernelTypeError, LengthMismatchError
 from ..host.sort import INDEX_DTYPE, key_function, run_argsort, run_sort, run_sort_by_key
 from ..iota import Iota
-from ..options import BuildOptions, build_options
+from ..options import BuildOptions, build_options, check_flags
 from ..registry import PRIMITIVES
 from ..runtime.arrays import contiguous_fields, device_array, empty
 from ..runtime.scratch import StreamScratch
 from ..runtime.streams import stream_handle
 from . import params
-from .dispatch import check_host_inputs, gpu_device, host_copies, make_plan, operator_types, plan_for, resolve_device
+from .dispatch import (check_host_inputs, example_dtype, gpu_device, host_copies, make_plan, operator_types,
+                       plan_for, resolve_device)
 from .dispatch import verify as check_with_host
 from .lookback import StatusStorage
 from .plan import DevicePlan, index_bits_of, on_plan_device
@@ -71,7 +72,7 @@ class SortPlan(DevicePlan):
 
     def __init__(self, kernel, types, device, options: BuildOptions = BuildOptions(), mapped=(), *,
                  descending: bool = False):
-        self.descending = bool(descending)
+        self.descending = descending
         self.payload = options.payload
         super().__init__("sort", kernel, types, device, options, mapped)
         if set(self.kinds) != {"array"}:
@@ -245,18 +246,10 @@ class ArgsortPlan(SortPlan):
         return super().__call__(xs, Iota(n), values_out=out, temp_storage=temp_storage, stream=stream)[1]
 
 
-def _example_dtype(example) -> np.dtype:
-    """The dtype of an example of items: a dtype (``np.int64``, ``"f4"``) or an array."""
-    if isinstance(example, (type, np.dtype, str)):
-        return np.dtype(example)
-    dtype = getattr(example, "dtype", None)
-    return device_array(example).dtype if dtype is None else np.dtype(dtype)
-
-
 def _key(key, xs):
     """The key function of a device sort of ``xs`` (items, or a dtype): ``key``, else the item itself (records
     need one)."""
-    return key_function(key, np.empty(0, _example_dtype(xs)))
+    return key_function(key, np.empty(0, example_dtype(xs)))
 
 
 def sort(xs, *, key=None, descending: bool = False, out=None, device=None, stream=None, verify: bool = False,
@@ -271,11 +264,12 @@ def sort(xs, *, key=None, descending: bool = False, out=None, device=None, strea
     :func:`gpulab.map`.
     """
     options = build_options(PRIMITIVES["sort"], options, **given)
+    check_flags(descending=descending, verify=verify)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
         return run_sort(key_function(key, xs), xs, descending=descending)
-    plan = plan_for(PRIMITIVES["sort"], _key(key, xs), [xs], target, options, descending=bool(descending))
+    plan = plan_for(PRIMITIVES["sort"], _key(key, xs), [xs], target, options, descending=descending)
     result = plan(xs, out=out, stream=stream)
     if verify:
         check_with_host(result, run_sort(key_function(key, xs), *host_copies([xs]), descending=descending))
@@ -288,13 +282,14 @@ def sort_by_key(keys, values, *, descending: bool = False, out=None, values_out=
     keys as :func:`sort`'s. ``values`` is any array of as many items (its items are moved, never read), or
     ``gpulab.iota(n)`` (then the values are the keys' indices: :func:`argsort`)."""
     options = build_options(PRIMITIVES["sort"], options, **given)
+    check_flags(descending=descending, verify=verify)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([keys, values])
         return run_sort_by_key(keys, values, descending=descending)
     size = INDEX_DTYPE.itemsize if isinstance(values, Iota) else device_array(values, name="values").dtype.itemsize
     plan = plan_for(PRIMITIVES["sort"], _key(None, keys), [keys], target, replace(options, payload=size),
-                    descending=bool(descending))
+                    descending=descending)
     result = plan(keys, values, out=out, values_out=values_out, stream=stream)
     if verify:
         host_keys, host_values = run_sort_by_key(*host_copies([keys, values]), descending=descending)
@@ -307,12 +302,13 @@ def argsort(xs, *, key=None, descending: bool = False, out=None, device=None, st
             options: BuildOptions | None = None, **given):
     """The int64 indices that sort ``xs`` (:func:`sort`'s order): ``xs[argsort(xs)]`` is ``sort(xs)``."""
     options = build_options(PRIMITIVES["sort"], options, **given)
+    check_flags(descending=descending, verify=verify)
     target = resolve_device(device)
     if not target.is_gpu:
         check_host_inputs([xs])
         return run_argsort(xs, key=key, descending=descending)
     plan = plan_for(PRIMITIVES["sort"], _key(key, xs), [xs], target, replace(options, payload=INDEX_DTYPE.itemsize),
-                    descending=bool(descending))
+                    descending=descending)
     result = plan(xs, Iota(device_array(xs).size), values_out=out, stream=stream)[1]
     if verify:
         check_with_host(result, run_argsort(*host_copies([xs]), key=key, descending=descending))
@@ -323,8 +319,9 @@ def make_sort(example, *, key=None, descending: bool = False, device=None, optio
               **given) -> SortPlan:
     """A reusable sort for items like ``example`` (an array or a dtype); ``plan(xs, out=None)``."""
     options = build_options(PRIMITIVES["sort"], options, **given)
+    check_flags(descending=descending)
     return make_plan(PRIMITIVES["sort"], _key(key, example), [example], gpu_device(device), options,
-                     descending=bool(descending))
+                     descending=descending)
 
 
 def make_sort_by_key(keys_example, values_example, *, descending: bool = False, device=None,
@@ -332,15 +329,17 @@ def make_sort_by_key(keys_example, values_example, *, descending: bool = False, 
     """A reusable sort_by_key for keys and values like the examples (arrays or dtypes); a call
     ``plan(keys, values)`` returns ``(keys, values)`` sorted."""
     options = build_options(PRIMITIVES["sort"], options, **given)
-    size = _example_dtype(values_example).itemsize
+    check_flags(descending=descending)
+    size = example_dtype(values_example).itemsize
     return make_plan(PRIMITIVES["sort"], _key(None, keys_example), [keys_example], gpu_device(device),
-                     replace(options, payload=size), descending=bool(descending))
+                     replace(options, payload=size), descending=descending)
 
 
 def make_argsort(example, *, key=None, descending: bool = False, device=None, options: BuildOptions | None = None,
                  **given) -> ArgsortPlan:
     """A reusable argsort for items like ``example``; ``plan(xs)`` gives the int64 indices."""
     options = build_options(PRIMITIVES["sort"], options, **given)
+    check_flags(descending=descending)
     kernel = _key(key, example)
     return ArgsortPlan(kernel, operator_types(PRIMITIVES["sort"], kernel, [example]), gpu_device(device), options,
-                       descending=bool(descending))
+                       descending=descending)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 
 import numpy as np
 import pytest
@@ -109,6 +110,24 @@ def test_a_learners_loop_that_never_ends_fails_the_check_at_its_time_limit():
                               f"of 1 s and was stopped in its loop on line {line}, near item 0")
     assert "gpulab.check(..., timeout=)" in message
     assert gpulab.check(relu, "map", X, relu, timeout=1)  # the next check runs as before
+
+
+@pytest.mark.parametrize("expected, needle", [
+    ([1.0, None, 2.0, 3.0], "not object items such as 1.0"),  # NumPy's TypeError from the comparison before
+    (["a", "b", "c", "d"], "not <U1 items such as np.str_('a')"),
+    ([[1.0, 2.0], [3.0]], "expected values do not make an array"),  # NumPy's ValueError (inhomogeneous shape)
+])
+def test_expected_values_that_are_not_numbers_are_the_exercise_s_error(expected, needle):
+    """The property test found it: ``check(fn, "map", xs, [1.0, None, 2.0])`` raised a TypeError of NumPy's."""
+    with pytest.raises(gpulab.errors.ArgumentError, match=re.escape(needle)):
+        gpulab.check(relu, "map", X, expected)
+
+
+@pytest.mark.parametrize("options, needle", [({"rtol": "x"}, "rtol= is a finite number, 0 or more, not 'x'"),
+                                             ({"atol": -1.0}, "atol= is a finite number, 0 or more, not -1.0")])
+def test_tolerances_are_finite_numbers(options, needle):
+    with pytest.raises(gpulab.errors.ArgumentError, match=re.escape(needle)):
+        gpulab.check(relu, "map", X, relu, **options)
 
 
 def test_a_broken_model_solution_is_the_exercise_s_error():

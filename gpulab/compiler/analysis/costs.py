@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ...shown import Shown
-from ..build import Build
+from ..build import Build, require_build
 from .guide import classes
 from .model import analyse
 
@@ -104,8 +104,13 @@ def line_costs(build: Build) -> LineCosts:
     LineCosts
         Shown as tables in IPython and Jupyter (``gpulab.display.analysis``);
         ``as_dict()`` for the view.
+
+    Raises
+    ------
+    ArgumentError
+        When ``build`` is not a build.
     """
-    found = analyse(build)
+    found = analyse(require_build(build, "gpulab.line_costs"))
     cuda_text = build.source.splitlines()
     python: dict[int, LineCost] = {}
     cuda: dict[int, LineCost] = {}

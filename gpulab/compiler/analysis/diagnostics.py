@@ -24,7 +24,8 @@ import numpy as np
 
 from ...kernel import parse
 from ...shown import Shown
-from ..build import Build
+from ...errors import ArgumentError, described
+from ..build import Build, require_build
 from .attribution import def_line
 from .calls import calls
 from .model import analyse
@@ -94,7 +95,16 @@ def diagnostics(build: Build, inputs=None) -> Diagnostics:
     -------
     Diagnostics
         Warnings first, then information, each in Python line order.
+
+    Raises
+    ------
+    ArgumentError
+        When ``build`` is not a build, or ``inputs`` not a sequence of arrays.
     """
+    require_build(build, "gpulab.diagnostics")
+    if inputs is not None and not isinstance(inputs, (list, tuple)):
+        raise ArgumentError(f"gpulab.diagnostics takes inputs= as a list of the arrays a run would pass, not "
+                            f"{described(inputs)}")
     found = Diagnostics()
     for check in (_associativity, _float64, _calls, _local_memory, _index64, _occupancy):
         found.extend(check(build))
@@ -322,7 +332,8 @@ def _layout(array) -> tuple[bool, int]:
     """Whether an array's items are consecutive in memory, and its address."""
     interface = getattr(array, "__cuda_array_interface__", None) or getattr(array, "__array_interface__", None)
     if interface is None:
-        raise TypeError(f"{type(array).__name__} has no __cuda_array_interface__ or __array_interface__")
+        raise ArgumentError(f"gpulab.diagnostics' inputs= are arrays (with __cuda_array_interface__ or "
+                            f"__array_interface__), not {described(array)}")
     itemsize = np.dtype(interface["typestr"]).itemsize
     shape, strides = interface["shape"], interface.get("strides")
     contiguous = True

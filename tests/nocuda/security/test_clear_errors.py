@@ -230,6 +230,7 @@ def _magic_error(shell, options: str) -> str:
     ("--initial 'abc' --run 10", "initial='abc' is a str, not a number"),
     ("--initial 0.5 --run 10", "initial=0.5 is not exactly an int32"),
     ("--initial [0,1] --run 10", "initial= must be one int32 value, not a list"),
+    ("--run '10", "No closing quotation"),  # shlex's ValueError, raw (the property test found it)
 ])
 def test_magic_arguments_say_which_value_is_wrong(shell, options, needle):
     said = _magic_error(shell, options)
@@ -379,3 +380,78 @@ def test_a_bool_index_reads_item_0_or_1_on_the_host_as_on_the_device():
     picked = gpulab.map(fn, np.array([1, -1, 2], np.float16), device="host")  # float16: interpreted on the host
     assert picked.dtype == np.float16 and picked.tolist() == [20.0, 10.0, 20.0]
     assert gpulab.compile("map", fn, target="sm_90").result.name == "float16"
+
+
+# --- public functions given what they do not take (tests/nocuda/test_properties.py found these) -----
+def test_a_target_of_other_than_two_whole_numbers_says_so():
+    """``gpulab.Target(None, [])`` raised TypeError: unhashable type; ``Target(9.0, 0)`` made a target 'sm_9.00'."""
+    for major, minor in ((None, []), (9.0, 0), ("9", "0")):
+        with pytest.raises(gpulab.errors.TargetError, match=r"Target takes a compute capability as two whole "
+                                                             r"numbers, Target\(9, 0\) for sm_90"):
+            gpulab.Target(major, minor)
+    assert gpulab.Target(np.int64(9), np.int8(0)).arch == "sm_90"
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda: gpulab.sort(np.arange(3), descending="no", device="host"), "descending= is True or False, not 'no'"),
+    (lambda: gpulab.argsort(np.arange(3), descending=np.ones(3), device="host"), "descending= is True or False"),
+    (lambda: gpulab.reduce(lambda a, b: a + b, np.arange(3), 0, associative=np.ones(3), device="host"),
+     "associative= is True or False"),
+    (lambda: gpulab.map(lambda a: a, np.arange(3), verify="yes", device="host"), "verify= is True or False"),
+    (lambda: gpulab.clear_cache(memory=np.ones(3)), "memory= is True or False"),
+    (lambda: gpulab.compile("map", lambda a: a, types="f32", target="sm_90", associative=None),
+     "associative= is True or False, not None"),
+])
+def test_a_true_or_false_argument_is_true_or_false(call, needle):
+    """``clear_cache(memory=np.ones(3))`` and ``associative=np.ones(3)`` raised NumPy's ValueError (the truth value
+    of an array); ``sort(descending="no")`` sorted descending."""
+    with pytest.raises(gpulab.errors.ArgumentError, match=re.escape(needle)):
+        call()
+
+
+@pytest.mark.parametrize("make, args", [(gpulab.make_sort, ("",)), (gpulab.make_argsort, ("MappedShape",)),
+                                        (gpulab.make_sort_by_key, (np.int32, 0))])
+def test_an_example_that_is_no_array_nor_element_type_says_what_to_pass(make, args):
+    """``make_sort("")``: TypeError: data type '' not understood."""
+    with pytest.raises(gpulab.errors.ArgumentError, match=r"an example of a call's inputs is an array or a dtype "
+                                                          r"\(np.float32, 'f4', gpulab.f32\), not"):
+        make(*args)
+
+
+def test_a_type_given_as_an_input_is_refused_as_no_array():
+    """``gpulab.argsort(np.float32, device="host")``: AttributeError: 'getset_descriptor' object has no attribute
+    'newbyteorder'."""
+    for call in (lambda: gpulab.argsort(np.float32, device="host"), lambda: gpulab.map(inc, np.int64, device="host")):
+        with pytest.raises(GpulabError):
+            call()
+
+
+def test_functions_of_builds_say_what_to_pass():
+    """``gpulab.diagnostics(None)`` and ``gpulab.line_costs(None)`` raised AttributeError."""
+    from gpulab.errors import ArgumentError
+
+    for function in (gpulab.diagnostics, gpulab.line_costs):
+        with pytest.raises(ArgumentError, match=rf"gpulab.{function.__name__} takes a build \(what gpulab.compile "
+                                                r"returns\), not None \(a NoneType\)"):
+            function(None)
+    build = gpulab.compile("map", inc, target="sm_90")
+    with pytest.raises(ArgumentError, match="takes inputs= as a list of the arrays a run would pass, not 5"):
+        gpulab.diagnostics(build, inputs=5)
+    with pytest.raises(ArgumentError, match=r"inputs= are arrays \(with __cuda_array_interface__ or "
+                                            r"__array_interface__\), not 'x'"):
+        gpulab.diagnostics(build, inputs=["x"])
+    assert gpulab.diagnostics(build, inputs=[np.arange(4)]) is not None
+
+
+def test_the_ipython_hook_given_no_shell_says_to_load_the_extension():
+    """``gpulab.load_ipython_extension(None)``: AttributeError: 'NoneType' object has no attribute 'register_magics'."""
+    with pytest.raises(gpulab.errors.ArgumentError, match="run %load_ext gpulab in IPython or Jupyter instead"):
+        gpulab.load_ipython_extension(None)
+
+
+def test_a_sort_key_that_is_no_function_says_so():
+    """``gpulab.make_argsort(np.float32, key=0)``: AttributeError: 'int' object has no attribute 'declared'."""
+    for call in (lambda: gpulab.make_argsort(np.float32, key=0), lambda: gpulab.sort(np.arange(3), key=0,
+                                                                                    device="host")):
+        with pytest.raises(KernelTypeError, match="a kernel is made from a Python function, not int"):
+            call()
