@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import conversion
-from ..errors import ArgumentError
+from ..errors import ArgumentError, described
 from ..kernel import as_kernel
 from ..shown import Shown
 from . import portable
@@ -157,6 +157,11 @@ def fold_orders(fn, xs, initial, *, exact: float | None = None, orders=ORDERS) -
         For an order the host does not fold in (``"device"``: a build's own, which another target cuts
         otherwise).
     """
+    if isinstance(orders, str) or not isinstance(orders, (list, tuple)):
+        raise ArgumentError(f"fold_orders takes orders= as a list of {' and '.join(map(repr, ORDERS))}, not "
+                            f"{described(orders)}")
+    if exact is not None and (isinstance(exact, bool) or not isinstance(exact, (int, float, np.integer, np.floating))):
+        raise ArgumentError(f"fold_orders takes exact= as the exact result, a number, not {described(exact)}")
     for order in orders:
         if order not in ORDERS:
             raise ArgumentError(f"fold_orders compares {' and '.join(ORDERS)}, not {order!r}: the device order "

@@ -455,3 +455,14 @@ def test_a_sort_key_that_is_no_function_says_so():
                                                                                     device="host")):
         with pytest.raises(KernelTypeError, match="a kernel is made from a Python function, not int"):
             call()
+
+
+def test_fold_orders_says_what_orders_and_exact_are():
+    """``gpulab.fold_orders(fn, xs, 0, orders=None)``: TypeError: 'NoneType' object is not iterable."""
+    from gpulab.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match="fold_orders takes orders= as a list of 'sequential' and 'portable', not "
+                                            "None"):
+        gpulab.fold_orders(lambda a, b: a + b, np.ones(3), 0.0, orders=None)
+    with pytest.raises(ArgumentError, match="fold_orders takes exact= as the exact result, a number, not"):
+        gpulab.fold_orders(lambda a, b: a + b, np.ones(3), 0.0, exact=gpulab.iota(3))
