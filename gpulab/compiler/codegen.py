@@ -80,15 +80,12 @@ def check_order(primitive: Primitive, order: str) -> None:
     Raises
     ------
     ArgumentError
-        For ``"sequential"`` (the host's), and for ``"portable"`` where the template has no portable tree.
+        For ``"sequential"``: the host's.
     """
     if order == "sequential":
         raise ArgumentError(f"order='sequential' is the host's left-to-right fold; a device folds {primitive.name} "
                             "in a tree: run it with device='host', or build order='portable' (a tree whose bits "
                             "the host replays) or order='device'")
-    if order == "portable" and not primitive.portable_helpers:
-        raise ArgumentError(f"{primitive.name} has no portable tree on a device yet: run it with device='host' "
-                            "(which replays order='portable'), or build order='device'")
 
 
 def fingerprint() -> str:

@@ -185,8 +185,9 @@ def test_the_orders_differ_where_floats_round():
 
 # --- the option ---------------------------------------------------------------------------------------------------
 def test_order_is_checked_and_belongs_to_the_folds():
-    assert {name for name, record in PRIMITIVES.items() if "order" in record.options} == {
-        "reduce", "scan", "segmented_reduce", "reduce_by_key"}
+    folds = {name for name, record in PRIMITIVES.items() if "order" in record.options}
+    assert folds == {"reduce", "scan", "segmented_reduce", "reduce_by_key"}
+    assert all("order" in PRIMITIVES[name].portable_helpers for name in folds)  # each builds the portable tree
     with pytest.raises(ArgumentError, match="order is one of 'device', 'portable', 'sequential', not 'tree'"):
         gpulab.reduce(add, np.ones(3, np.float32), np.float32(0), device="host", order="tree")
     with pytest.raises(ArgumentError, match="order is not an option of map; it is an option of reduce, scan"):
@@ -216,7 +217,7 @@ def _build(primitive, kind, target):
     return gpulab.compile(primitive, fn, types=types, target=target, order="portable", associative=True)
 
 
-@pytest.mark.parametrize("primitive", ["reduce", "scan"])
+@pytest.mark.parametrize("primitive", ["reduce", "scan", "segmented_reduce", "reduce_by_key"])
 @pytest.mark.parametrize("kind, target", [(kind, "sm_90") for kind in KINDS] + [("float32", "sm_80"),
                                                                                  ("record", "sm_80")])
 def test_portable_builds_link_with_no_call(primitive, kind, target):

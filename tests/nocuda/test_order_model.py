@@ -171,6 +171,147 @@ def scan_row(op, row, nodes, threads, t, before, has_before, after, initial, exc
     return found
 
 
+# --- fenwick.cu ---------------------------------------------------------------------------------------------------
+def fenwick_look_back(op, groups, b, aggregate):
+    """Publish G(b) in ``groups`` (tile number -> G) from ``aggregate``; return (F before b, whether any, F after)."""
+    own = (~b & (b + 1)).bit_length() - 1  # the trailing ones of b
+    window = {i: groups[(b >> i << i) - 1] for i in range(b.bit_length()) if b >> i & 1}
+    g = aggregate
+    for j in range(own):
+        g = op(window[j], g)
+    groups[b] = g
+    before, has, after, has_after = g, False, g, False
+    for j in range(b.bit_length() - 1, -1, -1):
+        if b >> j & 1:
+            before = op(before, window[j]) if has else window[j]
+            has = True
+            if j > own:
+                after, has_after = before, True
+    return before, has, op(after, g) if has_after else g
+
+
+# --- segments.cu, pieces.cu, reduce_by_key.cu ------------------------------------------------------------------
+HAS, RESET = 1, 2
+
+
+def join(op, a, b):
+    """Pieces ``(value, flags)`` in order (segments.cu)."""
+    joined = op(a[0], b[0])
+    both = a[1] & b[1] & HAS and not b[1] & RESET
+    value = joined if both else (b[0] if b[1] & (HAS | RESET) else a[0])
+    return value, b[1] if b[1] & RESET else a[1] | b[1]
+
+
+def join_runs(op, a, b):
+    """``(starts, piece)`` in order (reduce_by_key.cu)."""
+    return a[0] + b[0], join(op, a[1], b[1])
+
+
+def starts_among(starts, first, count):
+    return (starts >> first) & ((1 << count) - 1) != 0
+
+
+def up_sweep_pieces(op, x, starts, mine):
+    s = 1
+    while s < len(x):
+        for j in range(2 * s - 1, len(x), 2 * s):
+            joined = op(x[j - s], x[j])
+            x[j] = x[j - s] if j - s + 1 >= mine else (x[j] if starts_among(starts, j - s + 1, s) else joined)
+        s *= 2
+
+
+def down_sweep_pieces(op, x, before, has, starts, mine):
+    x[-1] = before
+    s = len(x) // 2
+    while s >= 1:
+        for j in range(2 * s - 1, len(x), 2 * s):
+            parent = j - 2 * s + 1
+            parent_has = has or (parent > 0 and mine > 0)
+            left = x[j - s]
+            x[j - s] = x[j]
+            joined = op(x[j], left)
+            x[j] = left if starts_among(starts, parent, s) or not parent_has else joined
+        s //= 2
+
+
+def reduce_by_key_model(op, keys, items, threads, S):
+    """gpulab_reduce_by_key (PORTABLE_ORDER): ``(run keys, run folds)``."""
+    n, tile = len(items), threads * S
+    joined = lambda a, b: join_runs(op, a, b)  # noqa: E731
+    out, out_keys, groups, total_runs = {}, {}, {}, None
+    for b in range(-(-n // tile)):
+        base = b * tile
+        count = min(tile, n - base)
+        threads_rows = []
+        for t in range(threads):
+            first = t * S
+            mine = max(0, min(S, count - first))
+            starts = 0
+            for j in range(mine):
+                p = base + first + j
+                if p == 0 or keys[p] != keys[p - 1]:
+                    starts |= 1 << j
+            row = [items[base + first + j] if first + j < count else items[base] for j in range(S)]
+            up_sweep_pieces(op, row, starts, mine)
+            threads_rows.append((row, starts, mine))
+        totals = [(bin(starts).count("1"), (row[-1], (HAS if mine else 0) | (RESET if starts else 0)))
+                  for row, starts, mine in threads_rows]
+        nodes, total = build_thread_tree(joined, totals, threads)
+        before, has_before, after = fenwick_look_back(joined, groups, b, total)
+        for t, (row, starts, mine) in enumerate(threads_rows):
+            carry, has = thread_prefix(joined, nodes, threads, t, before, has_before)
+            following = thread_prefix(joined, nodes, threads, t + 1, before, has_before)[0] if t + 1 < threads \
+                else after
+            down_sweep_pieces(op, row, carry[1][0] if has else row[-1], has and bool(carry[1][1] & HAS), starts,
+                              mine)
+            run = carry[0] if has else 0
+            for j in range(mine):
+                if starts >> j & 1:
+                    if run > 0:
+                        out[run - 1] = row[j]
+                    out_keys[run] = keys[base + t * S + j]
+                    run += 1
+            if mine and base + t * S + mine == n:
+                out[run - 1] = row[mine] if mine < S else following[1][0]
+                total_runs = run
+    return [out_keys[r] for r in range(total_runs)], [out[r] for r in range(total_runs)]
+
+
+def segmented_reduce_model(op, items, offsets, initial, threads, S):
+    """gpulab_segmented_reduce (PORTABLE_ORDER): one value per segment (valid offsets)."""
+    n, tile, segments = len(items), threads * S, len(offsets) - 1
+    joined = lambda a, b: join(op, a, b)  # noqa: E731
+    begin, end = offsets[0], offsets[-1]
+    start_positions = {offsets[k] for k in range(segments) if offsets[k] < offsets[k + 1]} | {end}
+    out, groups = [initial] * segments, {}
+    ends = {offsets[k + 1]: k for k in range(segments) if offsets[k] < offsets[k + 1]}  # a segment by its end
+    for b in range(max(1, -(-n // tile))):
+        base = b * tile
+        count = max(0, min(tile, n - base))
+        threads_rows = []
+        for t in range(threads):
+            f = base + t * S
+            mine = max(0, min(S, n - f))
+            low, high = max(f, min(max(base, begin), end)), min(f + S, max(min(base + tile, end), begin))
+            starts = sum(1 << (p - f) for p in range(low, min(high + 1, f + S)) if low < high and p in start_positions)
+            row = [items[base + t * S + j] if t * S + j < count else (items[base] if count else initial)
+                   for j in range(S)]
+            up_sweep_pieces(op, row, starts, mine)
+            threads_rows.append((row, starts, mine, low, high, f))
+        totals = [(row[-1], (HAS if mine else 0) | (RESET if starts else 0)) for row, starts, mine, *_ in threads_rows]
+        nodes, total = build_thread_tree(joined, totals, threads)
+        before, has_before, after = fenwick_look_back(joined, groups, b, total)
+        for t, (row, starts, mine, low, high, f) in enumerate(threads_rows):
+            carry, has = thread_prefix(joined, nodes, threads, t, before, has_before)
+            following = thread_prefix(joined, nodes, threads, t + 1, before, has_before)[0] if t + 1 < threads \
+                else after
+            down_sweep_pieces(op, row, carry[0] if has else row[-1], has and bool(carry[1] & HAS), starts, mine)
+            for p in range(low + 1, high + 1) if low < high else ():
+                if p in ends:
+                    out[ends[p]] = op(initial, row[p - f] if p < f + S else following[0])
+    return out
+
+
 # --- the kernels --------------------------------------------------------------------------------------------------
 def reduce_model(op, items, initial, threads, vec, unroll, vectors=True):
     """gpulab_reduce (reduce.cu, PORTABLE_ORDER) with ``threads`` a block, ``vec`` items a vector, ``unroll`` rows."""
@@ -236,20 +377,7 @@ def scan_model(op, items, initial, exclusive, threads, S, small):
         for row in rows:
             up_sweep(op, row)
         nodes, total = build_thread_tree(op, [row[-1] for row in rows], threads)
-        own = (~b & (b + 1)).bit_length() - 1  # the trailing ones of b
-        window = {i: groups[(b >> i << i) - 1] for i in range(b.bit_length()) if b >> i & 1}
-        g = total
-        for j in range(own):
-            g = op(window[j], g)
-        groups[b] = g
-        before, has, after, has_after = g, False, g, False
-        for j in range(b.bit_length() - 1, -1, -1):
-            if b >> j & 1:
-                before = op(before, window[j]) if has else window[j]
-                has = True
-                if j > own:
-                    after, has_after = before, True
-        after = op(after, g) if has_after else g
+        before, has, after = fenwick_look_back(op, groups, b, total)
         for t, row in enumerate(rows):
             found = scan_row(op, row, nodes, threads, t, before, has, after, initial, exclusive)
             for j in range(S):
@@ -288,3 +416,29 @@ def test_scan_model_gives_the_hosts_bits_for_every_tile_shape(n):
         for shape in SCAN_SHAPES:
             got = scan_model(add, list(items), given, exclusive, *shape)
             assert _bits(got) == want.tobytes(), (exclusive, given, shape)
+
+
+@pytest.mark.parametrize("n", [1, 5, 300, 5000])
+def test_reduce_by_key_model_gives_the_hosts_bits_for_every_tile_shape(n):
+    rng = np.random.default_rng(3)
+    keys = np.cumsum(rng.random(n) < 1 / 30).astype(np.int32)
+    keys[n // 2:] = np.cumsum(rng.random(n - n // 2) < 1 / 400) + 10**6  # long runs too, across tiles
+    items = _items(n, seed=4)
+    want_keys, want = gpulab.reduce_by_key(add, keys, items, device="host", order="portable")
+    for threads, S in ((64, 1), (64, 4), (128, 8), (64, 16)):
+        got_keys, got = reduce_by_key_model(add, list(keys), list(items), threads, S)
+        assert np.array_equal(got_keys, want_keys) and _bits(got) == want.tobytes(), (threads, S)
+
+
+@pytest.mark.parametrize("n", [0, 1, 300, 5000])
+def test_segmented_reduce_model_gives_the_hosts_bits_for_every_tile_shape(n):
+    rng = np.random.default_rng(5)
+    cuts = [*rng.integers(0, n + 1, 40), *rng.integers(n // 3, n // 3 + 2, 3)] if n else []
+    offsets = np.sort(np.array([min(7, n), *cuts, max(n - 3, min(7, n))], np.int64))  # not from 0 nor to n; empties
+    items = _items(n, seed=6)
+    initial = np.float32(0.75)
+    want = gpulab.segmented_reduce(add, items, offsets, initial, device="host", order="portable")
+    for threads, S in ((64, 1), (64, 4), (128, 8), (64, 32)):
+        got = segmented_reduce_model(add, list(items), offsets.tolist(), initial, threads, S)
+        assert _bits(got) == want.tobytes(), (threads, S)
+

@@ -9,7 +9,9 @@
 //
 // A reduce of n items is op(initial, F(n)); item i of an inclusive scan is
 // F(i + 1) (op(initial, F(i + 1)) with an initial value), of an exclusive one
-// op(initial, F(i)).
+// op(initial, F(i)); a segment or a run of keys folds the blocks that tile
+// its positions, the scan's F over pieces that reset where it starts
+// (pieces.cu).
 //
 // Why no tile shape changes it. Tiles hold 2^t items from multiples of 2^t,
 // threads 2^q of them (TILE, SCAN_TILE, SCAN_ITEMS: powers of two in these
@@ -81,7 +83,8 @@ template <int P, typename Value, typename Combine>
 __device__ __forceinline__ value_t fold_blocks(Value value, index_t count, value_t acc, bool& has, Combine combine) {
     constexpr int ITEM_LEVELS = log2_of(P);
     static_assert((P & (P - 1)) == 0, "2^k values per thread");
-    __shared__ value_t blocks[ITEM_LEVELS + THREAD_LEVELS + 1];
+    constexpr int NOWHERE = ITEM_LEVELS + THREAD_LEVELS + 1;  // the slot of stores that capture nothing
+    __shared__ value_t blocks[NOWHERE + 1];
     __shared__ value_t warp_totals[WARPS_PER_BLOCK];
     __syncthreads();  // an earlier call's blocks are read
     const index_t first = (index_t)threadIdx.x * P, last = count - 1;
@@ -98,20 +101,20 @@ __device__ __forceinline__ value_t fold_blocks(Value value, index_t count, value
     // is captured where it is F(full)'s block of level l.
     const int full = (int)(count / P), t = threadIdx.x, lane = lane_id();
     value_t total = stack[ITEM_LEVELS];
-    if ((full & 1) && t == full - 1) blocks[ITEM_LEVELS] = total;
+    // Every lane stores, where it captures nothing to blocks[NOWHERE]: a store in a branch between shuffles
+    // made ptxas check the warp before the next (a called slow path for records on sm_80-89, common.cu).
+    blocks[(full & 1) && t == full - 1 ? ITEM_LEVELS : NOWHERE] = total;
     #pragma unroll
     for (int level = 1; level <= 5; ++level) {  // within the warp: nodes of 2, 4, ... 32 threads
         const int d = 1 << (level - 1);
         const value_t joined = combine(total, shuffle_down(total, d));
         total = pick((lane & (2 * d - 1)) == 0, joined, total);
-        if ((full >> level & 1) && t == (full >> (level + 1)) << (level + 1)) blocks[ITEM_LEVELS + level] = total;
+        blocks[(full >> level & 1) && t == (full >> (level + 1)) << (level + 1) ? ITEM_LEVELS + level : NOWHERE] = total;
     }
     if (lane == 0) warp_totals[warp_id()] = total;
     const bool ends = mine > 0 && mine < P;  // the thread where count ends: F(count)'s blocks within a thread
     #pragma unroll
-    for (int level = 0; level < ITEM_LEVELS; ++level) {  // predicated stores: a branch here made ptxas check
-        if (ends && (mine >> level & 1)) blocks[level] = stack[level];  // the warp before the next shuffles
-    }
+    for (int level = 0; level < ITEM_LEVELS; ++level) blocks[ends && (mine >> level & 1) ? level : NOWHERE] = stack[level];
     __syncthreads();
     // Nodes of whole warps: every warp folds the warps' totals (no shuffle in a
     // branch that only some warps take, common.cu); warp 0 captures.
@@ -121,8 +124,9 @@ __device__ __forceinline__ value_t fold_blocks(Value value, index_t count, value
         const int d = 1 << (level - 6);
         const value_t joined = combine(w, shuffle_down(w, d));
         w = pick((lane & (2 * d - 1)) == 0, joined, w);
-        if (warp_id() == 0 && (full >> level & 1) && lane * WARP_THREADS == (full >> (level + 1)) << (level + 1))
-            blocks[ITEM_LEVELS + level] = w;
+        const bool captured = warp_id() == 0 && (full >> level & 1) &&
+                              lane * WARP_THREADS == (full >> (level + 1)) << (level + 1);
+        blocks[captured ? ITEM_LEVELS + level : NOWHERE] = w;
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -177,23 +181,26 @@ __device__ __forceinline__ void down_sweep(T (&x)[S], const T& before, bool has,
 
 template <typename T>
 struct ThreadTree {
-    T nodes[BLOCK_THREADS];     // BLOCK_THREADS - 1 used
+    T nodes[BLOCK_THREADS];     // BLOCK_THREADS - 1 used; the last takes the stores that keep nothing
     T warp_totals[WARPS_PER_BLOCK];
     T total;                    // the tile's (all BLOCK_THREADS threads')
 };
+#define NO_NODE (BLOCK_THREADS - 1)
 
 // Store this thread's `value` (its items' pairwise tree) and the nodes above it.
 // Called by every thread; a barrier follows within.
 template <typename T, typename Combine>
 __device__ __forceinline__ void build_thread_tree(ThreadTree<T>& tree, T value, Combine combine) {
     const int t = threadIdx.x, lane = lane_id();
-    if ((t & 1) == 0) tree.nodes[t >> 1] = value;
+    // Every lane stores, where it keeps nothing to nodes[NO_NODE] (as fold_blocks does, and why).
+    tree.nodes[(t & 1) == 0 ? t >> 1 : NO_NODE] = value;
     #pragma unroll
     for (int level = 1; level <= 5; ++level) {  // within the warp
         const int d = 1 << (level - 1);
         const T joined = combine(value, shuffle_down(value, d));
         value = pick((lane & (2 * d - 1)) == 0, joined, value);
-        if (level < THREAD_LEVELS && (t & ((2 << level) - 1)) == 0) tree.nodes[NODE_OFFSET(level) + (t >> (level + 1))] = value;
+        const bool left_child = level < THREAD_LEVELS && (t & ((2 << level) - 1)) == 0;
+        tree.nodes[left_child ? NODE_OFFSET(level) + (t >> (level + 1)) : NO_NODE] = value;
     }
     if (lane == 0) tree.warp_totals[warp_id()] = value;
     __syncthreads();
@@ -204,8 +211,9 @@ __device__ __forceinline__ void build_thread_tree(ThreadTree<T>& tree, T value, 
         const int d = 1 << (level - 6);
         const T joined = combine(w, shuffle_down(w, d));
         w = pick((lane & (2 * d - 1)) == 0, joined, w);
-        if (warp_id() == 0 && lane < WARPS_PER_BLOCK && level < THREAD_LEVELS && (lane & ((2 << (level - 5)) - 1)) == 0)
-            tree.nodes[NODE_OFFSET(level) + (lane >> (level - 4))] = w;
+        const bool left_child = warp_id() == 0 && lane < WARPS_PER_BLOCK && level < THREAD_LEVELS &&
+                                (lane & ((2 << (level - 5)) - 1)) == 0;
+        tree.nodes[left_child ? NODE_OFFSET(level) + (lane >> (level - 4)) : NO_NODE] = w;
     }
     if (threadIdx.x == 0) tree.total = WARPS_PER_BLOCK > 1 ? w : value;
 }

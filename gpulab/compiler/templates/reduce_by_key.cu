@@ -63,11 +63,57 @@ gpulab_reduce_by_key(Input0 keys, Input1 in, index_t n, KeyOutput out_keys, Outp
         const bool start = j < mine && (base + first + j == 0 || !same_key(before, key));
         starts |= (unsigned int)start << j;
         before = key;
+#if !PORTABLE_ORDER
         if (j > 0) {
             const value_t joined_item = combine(acc, items[slot(k)]);  // a select, no branch (common.cu)
             acc = j < mine ? (start ? items[slot(k)] : joined_item) : acc;
         }
+#endif
     }
+#if PORTABLE_ORDER
+    // The portable tree (order.cu, pieces.cu): the items' pieces up their tree;
+    // the threads' tree and the Fenwick look-back of (run starts, piece); down
+    // from what comes before the thread. Then row[j] is the fold of item j's
+    // run before item j, so a run that starts at j ends the run before with
+    // row[j], and the last item's run ends with the next item's (the next
+    // thread's, the next tile's). As many operator calls as the device order;
+    // the shared tree and the look-back cost what they cost a scan.
+    value_t row[SCAN_ITEMS];
+    read_row(items, count, row);
+    up_sweep_pieces(row, starts, mine, combine);
+    Runs<value_t> mine_runs;
+    mine_runs.starts = __popc(starts);
+    mine_runs.piece = piece_of(row[SCAN_ITEMS - 1], mine > 0, starts != 0);
+    __syncthreads();  // every row is read: each thread keeps its own in its slots through the look-back
+    write_row(items, row);  // (not in registers: with 8-byte keys and values they spilled)
+    __shared__ ThreadTree<Runs<value_t>> tree;
+    __shared__ FenwickWindow<Runs<value_t>> window;
+    build_thread_tree(tree, mine_runs, joined);
+    fenwick_look_back(status, tile, epoch, tree.total, window, joined);  // its barriers show the tree
+    bool has = window.has_before, has_next = window.has_before;
+    const Runs<value_t> carry = thread_prefix(tree, threadIdx.x, window.before, has, joined);
+    const Runs<value_t> next = threadIdx.x + 1 < BLOCK_THREADS
+                                   ? thread_prefix(tree, threadIdx.x + 1, window.before, has_next, joined)
+                                   : window.after;
+    #pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = items[slot(first + j)];
+    down_sweep_pieces(row, pick(has, carry.piece.value, row[SCAN_ITEMS - 1]),
+                      has && (carry.piece.flags & PIECE_HAS), starts, mine, combine);
+    write_row(items, row);  // this thread's own slots, read back by it alone
+    index_t run = has ? carry.starts : 0;  // the runs begun before this thread's first item
+    #pragma unroll 1
+    for (int j = 0; j < mine; ++j) {
+        if (starts >> j & 1) {
+            if (run > 0) store(out, run - 1, items[slot(first + j)]);  // the run before ends at item j - 1
+            store(out_keys, run, key_items[slot(first + j)]);
+            ++run;
+        }
+    }
+    if (mine > 0 && base + first + mine == n) {  // the last item of all: the last run ends here
+        store(out, run - 1, mine < SCAN_ITEMS ? items[slot(first + mine)] : next.piece.value);
+        *runs_total = run;
+    }
+#else
     Runs<value_t> mine_runs;
     mine_runs.starts = __popc(starts);
     mine_runs.piece = piece_of(acc, mine > 0, starts != 0);
@@ -97,4 +143,5 @@ gpulab_reduce_by_key(Input0 keys, Input1 in, index_t n, KeyOutput out_keys, Outp
         store(out, run, fold);
         *runs_total = run + 1;
     }
+#endif
 }

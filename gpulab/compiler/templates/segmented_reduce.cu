@@ -105,7 +105,12 @@ gpulab_segmented_reduce(Input0 in, index_t n, Offsets offsets, long long segment
     // items, it publishes nothing but empty pieces): a branch on values read
     // from memory would be one ptxas cannot prove the same for a whole warp,
     // and it would emulate the shuffles after it on sm_80-89 (common.cu).
+#if PORTABLE_ORDER
+    const long long tile_base = (long long)blockIdx.x * SCAN_TILE;  // every tile from 0: the portable tree's blocks
+                                                                    // are aligned to positions in the input
+#else
     const long long tile_base = (begin / SCAN_TILE + (long long)blockIdx.x) * SCAN_TILE;  // 64 bits: past n
+#endif
     const long long tile = blockIdx.x;
     const index_t base = (index_t)tile_base;
     const int count = (int)max(min((long long)SCAN_TILE, n - tile_base), 0ll);  // items loaded
@@ -132,11 +137,78 @@ gpulab_segmented_reduce(Input0 in, index_t n, Offsets offsets, long long segment
     }
     __syncthreads();  // the tile's items are in shared memory
 
-    // 1. This thread's items [low, high), folded into pieces; segments that
-    //    start and end among them are written at once.
     const long long f = tile_base + (long long)threadIdx.x * SCAN_ITEMS;
     const index_t low = (index_t)max(f, (long long)tile_low);
     const index_t high = (index_t)min(f + SCAN_ITEMS, (long long)tile_high);
+#if PORTABLE_ORDER
+    // The portable tree (order.cu, pieces.cu): every item of the input is a
+    // piece, one that starts a segment a reset, so the pieces' scan gives at
+    // a segment's end its fold in the portable tree, whatever came before.
+    // 1. Where this thread's items start segments (bit j: item f + j), found
+    //    by walking its segments as below; the position after the last
+    //    segment counts as a start too. 2. Up the items' tree, the threads'
+    //    tree and the Fenwick look-back, down from what comes before. 3. A
+    //    segment that ends before position p is the fold of the pieces before
+    //    p: the next item's down-swept value (the next thread's, the next
+    //    tile's), written by the thread of its last item. Each walk searches
+    //    the offsets as the device order's one walk does, so the offsets are
+    //    read twice; as many operator calls as the device order.
+    const int mine = (int)max(min((long long)SCAN_ITEMS, (long long)n - f), 0ll);  // items of the input, all
+    unsigned int starts = 0;
+    long long k0 = 0, next0 = 0;  // the segment of item `low`, and where it ends
+    if (low < high) {
+        k0 = first_segment == last_segment ? first_segment : find_segment(offsets, first_segment, last_segment, low);
+        next0 = offset_at(offsets, k0 + 1);
+        if (offset_at(offsets, k0) == low) starts |= 1u << (int)(low - f);
+        long long k = k0, next = next0;
+        #pragma unroll 1
+        for (int j = 1; j <= SCAN_ITEMS; ++j) {  // a fixed bound (see find_segment)
+            const index_t p = low + j;
+            if (p > high) break;
+            if (p == next) {  // segment k ends at item p - 1; the next one starts at p
+                if (p < f + SCAN_ITEMS) starts |= 1u << (int)(p - f);
+                k = segment_starting(offsets, k, p, last_segment);
+                next = offset_at(offsets, k + 1);
+            }
+        }
+    }
+    value_t row[SCAN_ITEMS];
+    read_row(items, count, row);
+    up_sweep_pieces(row, starts, mine, combine);
+    const Piece<value_t> mine_piece = piece_of(row[SCAN_ITEMS - 1], mine > 0, starts != 0);
+    __syncthreads();  // every row is read: each thread keeps its own in its slots through the look-back
+    write_row(items, row);
+    __shared__ ThreadTree<Piece<value_t>> tree;
+    __shared__ FenwickWindow<Piece<value_t>> window;
+    build_thread_tree(tree, mine_piece, joined);
+    fenwick_look_back(status, tile, epoch, tree.total, window, joined);  // its barriers show the tree
+    bool has = window.has_before, has_next = window.has_before;
+    const Piece<value_t> carry = thread_prefix(tree, threadIdx.x, window.before, has, joined);
+    const Piece<value_t> following = threadIdx.x + 1 < BLOCK_THREADS
+                                         ? thread_prefix(tree, threadIdx.x + 1, window.before, has_next, joined)
+                                         : window.after;
+    #pragma unroll
+    for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = items[slot(threadIdx.x * SCAN_ITEMS + j)];
+    down_sweep_pieces(row, pick(has, carry.value, row[SCAN_ITEMS - 1]), has && (carry.flags & PIECE_HAS), starts,
+                      mine, combine);
+    write_row(items, row);  // this thread's own slots, read back by it alone
+    if (low < high) {
+        long long k = k0, next = next0;
+        #pragma unroll 1
+        for (int j = 1; j <= SCAN_ITEMS; ++j) {
+            const index_t p = low + j;
+            if (p > high) break;
+            if (p == next) {
+                const value_t folded = p < f + SCAN_ITEMS ? items[slot((int)(p - tile_base))] : following.value;
+                store(out, k, op(initial, folded, u));
+                k = segment_starting(offsets, k, p, last_segment);
+                next = offset_at(offsets, k + 1);
+            }
+        }
+    }
+#else
+    // 1. This thread's items [low, high), folded into pieces; segments that
+    //    start and end among them are written at once.
     Piece<value_t> piece = piece_of(items[0], false, false);  // no items: nothing, and no start
     bool closes = false;  // whether it ends a segment begun before its items (written after the scan)
     long long closing = 0;
@@ -194,6 +266,7 @@ gpulab_segmented_reduce(Input0 in, index_t n, Offsets offsets, long long segment
     bool carried;
     const Piece<value_t> carry = exclusive_prefix(piece, status, tile, epoch, carried, joined);
     if (closes) store(out, closing, op(initial, carried && (carry.flags & PIECE_HAS) ? combine(carry.value, head) : head, u));
+#endif
 
     // Empty segments, and the offsets' check: this block's share of the segments.
     const long long stride = (long long)gridDim.x * BLOCK_THREADS;
