@@ -1,6 +1,7 @@
 """order="portable" on a GPU: the host's replay, bit for bit, whatever tile shape and block count the build has.
 
-Each result is compared byte for byte with ``device="host", order="portable"``
+Each result of reduce, scan, segmented_reduce and reduce_by_key is compared
+byte for byte with ``device="host", order="portable"``
 (gpulab/host/portable.py), for float32, float64, float16 and a record whose
 operator is not associative (so that any other grouping picks another item).
 Other targets and element types cut the work into other tiles; here the
@@ -114,3 +115,55 @@ def test_the_device_order_is_another_tree_and_no_device_folds_sequentially():
     assert not _same(device, portable)  # two trees
     with pytest.raises(gpulab.errors.ArgumentError, match="order='sequential' is the host's"):
         gpulab.reduce(op, on_device, initial, order="sequential")
+
+
+def _segments(n, seed):
+    """int64 offsets cutting n items into segments of 0 to ~3000 items (some empty), not from 0 nor to n; int32 keys
+    in runs of tens to thousands of items (the host replays a float16 run's tree in the interpreter)."""
+    rng = np.random.default_rng(seed)
+    cuts = np.cumsum(rng.integers(0, 3000, n // 1500 + 2))
+    offsets = np.concatenate([[min(5, n)], np.minimum(cuts + 5, max(n - 2, 5))]).astype(np.int64)
+    offsets[offsets > n] = n
+    keys = np.cumsum(rng.random(n) < 1 / rng.integers(50, 2000)).astype(np.int32)
+    return np.sort(offsets), keys
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("n", [1000, 2**20 + 7, 2**24 + 3])
+def test_portable_segments_and_runs_are_the_hosts_bits(kind, n):
+    op, items, initial = _case(kind, n, seed=3)
+    offsets, keys = _segments(n, seed=4)
+    on_device = cupy.asarray(items)
+    got = gpulab.segmented_reduce(op, on_device, cupy.asarray(offsets), initial, order="portable", associative=True)
+    want = gpulab.segmented_reduce(op, items, offsets, initial, device="host", order="portable", associative=True)
+    assert _same(got, want)
+    got_keys, got = gpulab.reduce_by_key(op, cupy.asarray(keys), on_device, order="portable", associative=True)
+    want_keys, want = gpulab.reduce_by_key(op, keys, items, device="host", order="portable", associative=True)
+    assert _same(got_keys, want_keys) and _same(got, want)
+
+
+SEGMENT_SHAPES = [{}, {"SCAN_THREAD_BYTES": 64}, {"SCAN_THREAD_BYTES": 32}]  # block_find_segments needs 256 threads
+RUN_SHAPES = [{}, {"SCAN_BLOCK_THREADS": 128, "SCAN_THREAD_BYTES": 64}, {"SCAN_BLOCK_THREADS": 512,
+                                                                         "SCAN_THREAD_BYTES": 32}]
+
+
+@pytest.mark.parametrize("kind", ["float32", "record"])
+def test_segments_and_runs_of_other_tiles_give_the_same_bits(kind):
+    n = 2**22 + 11
+    op, items, initial = _case(kind, n, seed=5)
+    offsets, keys = _segments(n, seed=6)
+    on_device, device_offsets, device_keys = cupy.asarray(items), cupy.asarray(offsets), cupy.asarray(keys)
+    want = gpulab.segmented_reduce(op, items, offsets, initial, device="host", order="portable", associative=True)
+    want_runs = gpulab.reduce_by_key(op, keys, items, device="host", order="portable", associative=True)[1]
+    tiles = set()
+    for shape in SEGMENT_SHAPES:
+        with tuned(**shape):
+            reducer = gpulab.make_segmented_reduce(op, on_device, order="portable", associative=True)
+            assert _same(reducer(on_device, device_offsets, initial), want), shape
+            tiles.add(("segments", reducer.build().geometry.scan_tile))
+    for shape in RUN_SHAPES:
+        with tuned(**shape):
+            runs = gpulab.make_reduce_by_key(op, device_keys, on_device, order="portable", associative=True)
+            assert _same(runs.finish(runs(device_keys, on_device))[1], want_runs), shape
+            tiles.add(("runs", runs.build().geometry.scan_tile))
+    assert len(tiles) == 6  # the tiles (and so the block counts) did differ
