@@ -17,7 +17,7 @@ the array and the index) and the primitive raises
 
 Each read ``x[i, j]`` is rewritten, in the code gpulab compiles, to a call
 ``_gpulab_read2(x, _gpulab_bounds, LINE, COLUMN, ARRAY, i, j)``; each backend binds
-the reader: numba intrinsics on the device (:mod:`gpulab.compiler.reads`),
+the reader: numba intrinsics on the device (:mod:`gpulab.compiler.frontends.numba_cuda.reads`),
 plain or CPU-jitted Python functions on the host (:func:`host_readers`).
 """
 

@@ -137,6 +137,11 @@ class FrontendError(UserCodeError):
     """numba could not type or compile the user's function."""
 
 
+class FrontendUnsupportedError(FrontendError):
+    """The build's frontend cannot build something gpulab supports (another frontend can); the message names what
+    is missing and the frontend that builds it (docs/frontends.md)."""
+
+
 class ToolError(GpulabError):
     """A compiler tool (NVRTC, nvJitLink, nvdisasm) failed; ``log`` holds its output.
 

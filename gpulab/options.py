@@ -29,7 +29,7 @@ __all__ = ["BuildOptions", "FRONTENDS", "ORDERS", "build_options", "check_order"
 
 FRONTENDS = ("numba-cuda",)
 """The frontends a build may name (``frontend=``): what turns the checked Python function into the operator's
-LTO-IR and PTX. ``None`` means the default one that is installed."""
+LTO-IR and PTX (``gpulab/compiler/frontends/``). ``None`` means the default: the first of these installed."""
 
 
 def flag(value, what: str) -> bool:

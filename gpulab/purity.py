@@ -57,7 +57,7 @@ CMATH_FUNCTIONS = frozenset({
     "log", "log10", "phase", "rect", "sin", "sinh", "sqrt", "tan", "tanh",
 })
 # NumPy ufuncs numba-cuda lowers for scalars, and those the frontend maps to a math function
-# (compiler/frontend.py, DEVICE_EQUIVALENTS).
+# (compiler/frontends/__init__.py, DEVICE_EQUIVALENTS).
 NUMPY_UFUNCS = frozenset({
     "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "bitwise_and", "bitwise_or",
     "bitwise_xor", "conjugate", "cos", "cosh", "deg2rad", "degrees", "divide", "equal", "fmax", "fmin",

@@ -22,7 +22,7 @@ from .artifacts import Artifact
 from .associativity import Finding
 from .codegen import Geometry
 from .disasm import Resources
-from .frontend import OP_NAME
+from .frontends import OP_NAME
 from .parameters import Parameter
 from .spec import BuildSpec
 from .target import Target

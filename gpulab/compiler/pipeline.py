@@ -23,7 +23,7 @@ from ..mapped import Mapped, walk
 from ..options import BuildOptions, build_options, check_flags
 from ..progress import Progress
 from ..types import ElementType
-from . import associativity, codegen, disasm, flags, frontend, linemap, link, nvrtc, serialize
+from . import associativity, codegen, disasm, flags, frontends, linemap, link, nvrtc, serialize
 from .artifacts import Artifact
 from .build import Build
 from .spec import BuildSpec, mapped_spec
@@ -82,7 +82,7 @@ def make_spec(primitive: str, fn, *, types=None, target=None, mapped=(), keys=No
                             f"{len(inputs)} input(s)")
     options = replace(options, iota=options.iota or (False,) * len(inputs),
                       boundscheck=options.boundscheck or not reads,  # no reads to check: one build
-                      frontend=frontend.resolve(options.frontend))
+                      frontend=frontends.resolve(options.frontend))
     return BuildSpec(primitive, kernel, tuple(inputs), result, uniforms, parse_target(target), options, arrays,
                      specs, keys)
 
@@ -125,7 +125,7 @@ def _run_pipeline(spec: BuildSpec, progress: Progress, timings: dict[str, float]
         generated = _generate(spec, spec.result, timings, progress=progress)
         pending = _worker().submit(_compile_kernel, spec, spec.result, timings, progress)
     with _stage(timings, "frontend", progress):
-        operator = frontend.compile_operator(
+        operator = frontends.lower(
             kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
             options=options, array_types=[a for _, a in spec.arrays])
         if spec.result is None:  # numba inferred the result: held to the record as a declared one is
@@ -177,9 +177,9 @@ def _input_operators(spec: BuildSpec) -> list:
     """The operators of the spec's mapped inputs, named and numbered as codegen declares them."""
     found, first_array = [], len(spec.arrays)
     for path, mapped in walk(spec.kinds):
-        found.append(frontend.compile_operator(
+        found.append(frontends.lower(
             mapped.kernel, mapped.args, [t for _, t in mapped.uniforms], result=mapped.result, target=spec.target,
-            options=spec.options, array_types=[a for _, a in mapped.arrays], name=f"{frontend.OP_NAME}_{path}",
+            options=spec.options, array_types=[a for _, a in mapped.arrays], name=f"{frontends.OP_NAME}_{path}",
             first_array=first_array))
         first_array += len(mapped.arrays)
     return found

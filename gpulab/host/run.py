@@ -5,7 +5,7 @@ definition does (a list comprehension, ``functools.reduce``,
 ``itertools.accumulate``), storing every step in the element type as a
 device would; a fold given ``order="portable"`` folds in the portable tree
 instead (:mod:`gpulab.host.portable`), as every GPU does. A kernel is first typed as the device types it
-(:func:`gpulab.compiler.frontend.check`), so the host refuses what the device
+(:func:`gpulab.compiler.frontends.numba_cuda.check`), so the host refuses what the device
 refuses and stores what it stores; inputs, ``out=`` and ``initial=`` follow
 :mod:`gpulab.conversion`, as on a device. Both the operator and the loop are
 compiled by numba for the CPU; when numba cannot compile them (float16
@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import captures, conversion, registry, stops
 from ..options import check_order
-from ..compiler.frontend import check
+from ..compiler.frontends.numba_cuda import check
 from ..errors import GpulabError, KernelRuntimeError, KernelTypeError, LengthMismatchError
 from ..iota import Iota
 from ..mapped import Mapped

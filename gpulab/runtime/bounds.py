@@ -2,7 +2,7 @@
 
 A slot is a claim word in device memory and a record in pinned host memory
 that the device writes through (``struct BoundsCheck`` of the generated
-code; :mod:`gpulab.compiler.reads` writes it). The first read outside its
+code; :mod:`gpulab.compiler.frontends.numba_cuda.reads` writes it). The first read outside its
 array claims the word with a compare-and-swap and writes the record; every
 other read out of bounds loads nothing and goes on. So that the primitive
 that read out of bounds is the one that raises, a call with checked reads

@@ -9,7 +9,7 @@ import gpulab
 
 PACKAGE = Path(gpulab.__file__).parent
 CORE = {"gpulab.errors", "gpulab.types", "gpulab.iota", "gpulab.kernel", "gpulab.purity", "gpulab.lru",
-        "gpulab._numba_compat", "gpulab.device", "gpulab.cache", "gpulab.registry", "gpulab.cxx",
+        "gpulab.device", "gpulab.cache", "gpulab.registry", "gpulab.cxx",
         "gpulab.progress", "gpulab.shown", "gpulab.captures", "gpulab.mapped", "gpulab.conversion", "gpulab.stops",
         "gpulab.options", "gpulab.interpreted"}
 # A layer may import itself, the core, and the layers listed for it.
@@ -26,7 +26,8 @@ ALLOWED = {
     "application": {"compiler", "runtime", "host", "display", "primitives", "bench", "profiler", "notebook"},
 }
 DISPLAY_CORE = {"gpulab.errors"}  # renderers know nothing of builds, devices or kernels
-HOST_COMPILER = {"gpulab.compiler.frontend"}  # only its check(): the host accepts what a device build accepts
+# only numba-cuda's check(): the host accepts what a device build accepts (and the packages an import of it runs)
+HOST_COMPILER = {"gpulab.compiler.frontends.numba_cuda"}
 
 
 def layer_of(module: str) -> str:

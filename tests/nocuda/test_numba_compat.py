@@ -1,4 +1,4 @@
-"""Each numba-cuda patch in gpulab._numba_compat: what goes wrong without it, and the version guard.
+"""Each numba-cuda patch in gpulab.compiler.frontends.numba_cuda.compat: what goes wrong without it, and the version guard.
 
 When a numba-cuda release fixes a cause, the test of that patch fails: the patch can go.
 """
@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from gpulab import _numba_compat
+from gpulab.compiler.frontends.numba_cuda import compat
 from gpulab.device import devices
 from gpulab.errors import GpulabWarning, ToolkitNotFoundError
 
@@ -67,7 +67,7 @@ def test_without_a_target_device_numba_cannot_type_nested_functions(monkeypatch)
     signature = types.float64(types.float64)
     with pytest.raises(Exception, match="(?i)cuda|device|driver"):
         cuda.compile(calls_nested, signature, device=True, cc=(9, 0), output="ptx")
-    with _numba_compat.compiling_for((9, 0)):
+    with compat.compiling_for((9, 0)):
         ptx, _ = cuda.compile(calls_nested, signature, device=True, cc=(9, 0), output="ptx")
     assert ".visible .func" in ptx or ".func" in ptx
 
@@ -82,26 +82,26 @@ def test_fma_contraction_follows_the_option():
     signature = types.float32(types.float32, types.float32, types.float32)
     contracted, _ = cuda.compile(multiply_add, signature, device=True, cc=(9, 0), output="ptx")
     assert "fma.rn.f32" in contracted  # numba's own default
-    with _numba_compat.compiling_for((9, 0), {"fma": False}):
+    with compat.compiling_for((9, 0), {"fma": False}):
         separate, _ = cuda.compile(multiply_add, signature, device=True, cc=(9, 0), output="ptx")
     assert "fma.rn.f32" not in separate and "mul.rn.f32" in separate
 
 
 def test_an_untested_numba_cuda_version_is_said_once(monkeypatch):
-    monkeypatch.setattr(_numba_compat, "TESTED", ((0, 1),))
-    _numba_compat.check_version.cache_clear()
+    monkeypatch.setattr(compat, "TESTED", ((0, 1),))
+    compat.check_version.cache_clear()
     try:
         with pytest.warns(GpulabWarning, match="checked with numba-cuda 0.1.x"):
-            _numba_compat.check_version()
+            compat.check_version()
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            _numba_compat.check_version()  # once
+            compat.check_version()  # once
     finally:
-        _numba_compat.check_version.cache_clear()
+        compat.check_version.cache_clear()
 
 
 def test_a_patch_whose_target_is_gone_says_what_to_install():
     import numba.cuda.dispatcher as dispatcher
 
     with pytest.raises(ToolkitNotFoundError, match=r"has no numba.cuda.dispatcher.no_such_function.*install numba-cuda 0.30.x"):
-        _numba_compat._replaced(dispatcher, "no_such_function")
+        compat._replaced(dispatcher, "no_such_function")

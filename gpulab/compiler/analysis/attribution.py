@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..frontend import WRAPPER_FILENAME
+from ..frontends import WRAPPER_FILENAME
 from .dataflow import computing
 from ..listing import Instruction
 

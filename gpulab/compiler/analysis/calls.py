@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..build import Build
 from ..disasm import CALL_TARGET
-from ..frontend import OP_NAME
+from ..frontends import OP_NAME
 from ..listing import Instruction
 from .model import analyse
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gpulab
-from gpulab.compiler import frontend
+from gpulab.compiler import frontends
 from gpulab.errors import GpulabError, ImpureKernelError, KernelNameError
 from gpulab.purity import CMATH_FUNCTIONS, MATH_FUNCTIONS, NUMPY_UFUNCS
 
@@ -232,8 +232,8 @@ def _compiles_for_the_device(source: str, namespace: dict, types_: str):
     exec(compile(source, name, "exec"), namespace)
     kernel = gpulab.Kernel(namespace["f"], types=types_)
     signature = kernel.signature()
-    return frontend.compile_operator(kernel, signature.args, (), result=None, target=gpulab.Target(9, 0),
-                                     options=gpulab.BuildOptions(lineinfo=False))
+    return frontends.lower(kernel, signature.args, (), result=None, target=gpulab.Target(9, 0),
+                           options=gpulab.BuildOptions(lineinfo=False))
 
 
 @pytest.mark.parametrize("module, names", [("math", MATH_FUNCTIONS), ("cmath", CMATH_FUNCTIONS),
@@ -261,7 +261,7 @@ def test_every_allowed_function_compiles_for_the_device(module, names):
 
 def test_numpy_ufuncs_without_a_device_implementation_are_mapped():
     """np.sqrt and np.exp failed in numba-cuda with a bare `<ufunc 'sqrt'>`."""
-    for name in frontend.DEVICE_EQUIVALENTS:
+    for name in frontends.DEVICE_EQUIVALENTS:
         assert name.__name__ in NUMPY_UFUNCS
 
     def f(x: gpulab.f32) -> gpulab.f32:

@@ -15,7 +15,7 @@ import functools
 import threading
 import warnings
 
-from .errors import GpulabWarning, ToolkitNotFoundError
+from ....errors import GpulabWarning, ToolkitNotFoundError
 
 TESTED = ((0, 30),)
 """numba-cuda ``(major, minor)`` versions these patches were checked with."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 
-from ..captures import MAX_DIMS, READ_PREFIX, RECORD_FIELDS, ArrayType
+from ....captures import MAX_DIMS, READ_PREFIX, RECORD_FIELDS, ArrayType
 
 GLOBAL = 1  # NVPTX's global address space: loads through it are LDG, not generic loads
 

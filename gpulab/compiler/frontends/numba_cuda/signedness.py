@@ -6,7 +6,7 @@ negative number, so ``a + b``, ``a // 2`` and ``a == b`` give other values
 than NumPy's, which computes float64 (with a Python int, uint64). Every
 other pair of element types numba computes in a type that holds NumPy's
 result exactly (tests/nocuda/test_promotion.py checks every pair). Once
-numba-cuda has typed a kernel (:func:`gpulab.compiler.frontend.check` for
+numba-cuda has typed a kernel (:func:`gpulab.compiler.frontends.numba_cuda.check` for
 the host, the frontend of a build for a device), :func:`refuse` reads its
 typed code and those of the kernels it calls, and names the first such
 operation with what to write instead. ``/`` is left alone (both give
@@ -20,8 +20,8 @@ import operator
 
 import numpy as np
 
-from ..errors import KernelTypeError, SourceLocation
-from . import numba_errors
+from ....errors import KernelTypeError, SourceLocation
+from . import errors as numba_errors
 
 _EXACT_CONSTANT = 2**53
 """A comparison of a uint64 with an int constant of at most this size is exact in float64, where numba makes it."""

@@ -1,4 +1,4 @@
-"""Frontend: the user's function -> the operator's PTX and LTO-IR, through numba-cuda.
+"""The numba-cuda frontend: the user's function -> the operator's PTX and LTO-IR.
 
 The operator gpulab links is a small generated wrapper with a C ABI that
 takes every value by pointer (``gpulab_op(out, in0, in1, uniform0...,
@@ -6,8 +6,9 @@ array0..., bounds)``), loads the inputs, calls the user's function and stores
 the result cast to the output type. Pointers keep one calling convention for
 every element type, records included; after link-time optimisation they
 vanish. A captured array comes as a pointer to its ``struct CapturedK`` and
-``bounds`` points at where a read out of bounds is recorded
-(:mod:`gpulab.compiler.reads`).
+``bounds`` points at where a read out of bounds is recorded (:mod:`.reads`).
+Every change gpulab makes to numba-cuda is in :mod:`.compat`; numba's typing
+errors are told in the user's terms by :mod:`.errors`.
 
 The host backend types the very same wrapper with :func:`check` before it
 runs a kernel, so a kernel numba-cuda refuses (``min(bool, int)``, a tuple
@@ -17,99 +18,30 @@ stores the type the device stores.
 
 from __future__ import annotations
 
+import importlib.util
 import linecache
-import math
-import os
-import re
 import threading
 import warnings
-from dataclasses import dataclass
 
-import numpy as np
+from ....errors import FrontendError, KernelTypeError
+from ....options import BuildOptions
+from ....types import ElementType, element_type
+from ... import flags
+from ...artifacts import Artifact
+from ...target import Target
+from .. import DEVICE_EQUIVALENTS, OP_NAME, WRAPPER_FILENAME, Operator
+from . import errors, reads, signedness
+from .compat import compiling_for, fix_debuginfo_flags
 
-from .._numba_compat import compiling_for, fix_debuginfo_flags
-from ..errors import FrontendError, KernelTypeError, SourceLocation
-from ..types import ElementType, element_type
-from ..options import BuildOptions
-from . import flags, numba_errors, reads, signedness
-from .artifacts import Artifact
-from .target import Target
-
-OP_NAME = "gpulab_op"
-DEVICE_EQUIVALENTS = {
-    np.sqrt: math.sqrt, np.exp: math.exp, np.expm1: math.expm1, np.log1p: math.log1p, np.fabs: math.fabs,
-    np.absolute: abs, np.copysign: math.copysign, np.isinf: math.isinf, np.isfinite: math.isfinite,
-}
-"""NumPy ufuncs numba-cuda does not lower, and the math function of the same result type it does."""
-WRAPPER_FILENAME = "<gpulab-operator-wrapper>"
 TYPING_CC = (7, 5)
 """The compute capability :func:`check` types for: the oldest gpulab compiles for (``compiler/target.py``);
 numba-cuda types a function alike for every one from 5.3 (float16) on."""
 _LOCK = threading.RLock()
 
 
-def resolve(name: str | None) -> str:
-    """The frontend a build of ``frontend=name`` uses: ``name``, or the default (numba-cuda)."""
-    return name or "numba-cuda"
-
-
-@dataclass(frozen=True)
-class Operator:
-    """The compiled operator.
-
-    Attributes
-    ----------
-    ptx : Artifact
-        The operator alone, as PTX (what a PTX link links, and what the view shows).
-    ltoir : Artifact
-        The operator as LTO-IR (what an LTO link links).
-    result : ElementType
-        The element type the wrapper stores.
-    libraries : tuple of Artifact
-        LTO-IR of code that numba links with the operator (its float16
-        arithmetic, for example); linked with either form of the operator.
-    """
-
-    ptx: Artifact
-    ltoir: Artifact
-    result: ElementType
-    libraries: tuple[Artifact, ...] = ()
-
-    def code(self, kind: str) -> Artifact:
-        """The operator as ``kind`` (``"ptx"`` or ``"ltoir"``)."""
-        return {"ptx": self.ptx, "ltoir": self.ltoir}[kind]
-
-
 def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target, options: BuildOptions,
                      array_types=(), name: str = OP_NAME, first_array: int = 0) -> Operator:
-    """Compile ``kernel`` for ``arg_types`` into a C-ABI operator named ``name``.
-
-    Parameters
-    ----------
-    kernel : Kernel
-        The checked user function.
-    arg_types : sequence of ElementType
-        Types of its parameters.
-    uniform_types : sequence of ElementType
-        Types of its uniforms (appended parameters).
-    result : ElementType or None
-        The type to store; ``None`` keeps the type numba infers.
-    target : Target
-        Compute capability.
-    options : BuildOptions
-        The build's options (line info, FMA contraction and bounds checks change the operator).
-    array_types : sequence of ArrayType
-        Types of its captured arrays (appended parameters, after the uniforms).
-    name : str
-        The operator's C name (several operators of one build have their own).
-    first_array : int
-        The number of its first captured array among those of the build (what a bounds record says).
-
-    Raises
-    ------
-    FrontendError
-        When numba cannot type or lower the function; points at the user's line.
-    """
+    """Compile ``kernel``'s operator with numba-cuda (see :meth:`gpulab.compiler.frontends.Frontend.lower`)."""
     from numba.cuda import compile as numba_compile
     from numba.cuda import compile_all
 
@@ -269,5 +201,18 @@ def _element_type_of(numba_type, kernel) -> ElementType:
 
 def _frontend_error(kernel, exc: Exception) -> FrontendError:
     """Turn a numba error into one that shows the user's expression, its line and gpulab's type names."""
-    explained = numba_errors.explain(exc, kernel)
+    explained = errors.explain(exc, kernel)
     return FrontendError(f"numba could not compile `{kernel.name}`: {explained.message}", explained.location)
+
+
+class NumbaCuda:
+    """numba-cuda (``numba.cuda.compile``): the default frontend while it is gpulab's dependency."""
+
+    name = "numba-cuda"
+    distribution = "numba-cuda"
+    install = "pip install 'numba-cuda[cu13]'"
+
+    def available(self) -> bool:
+        return importlib.util.find_spec("numba_cuda") is not None
+
+    lower = staticmethod(compile_operator)

@@ -17,10 +17,10 @@ import sys
 import textwrap
 from dataclasses import dataclass
 
-from ..captures import READ_PREFIX
-from ..errors import SourceLocation
-from ..kernel import parse
-from ..types import ALIASES
+from ....captures import READ_PREFIX
+from ....errors import SourceLocation
+from ....kernel import parse
+from ....types import ALIASES
 
 _SHORT = {long: short for short, long in ALIASES.items() if short not in ("bool_",)}
 _SHORT.update({"boolean": "bool", "unicode_type": "str", "none": "None"})
