@@ -381,7 +381,7 @@ def _uniforms(struct: str, uniforms, arrays, first_array: int = 0) -> str:
 
 
 def _captured(number: int, name: str, array: ArrayType) -> str:
-    """``struct CapturedK``: what the operator reads a captured array through (see compiler/reads.py)."""
+    """``struct CapturedK``: what the operator reads a captured array through (see compiler/frontends/numba_cuda/reads.py)."""
     fields = [f"    const {array.element.cxx}* data;"]
     fields += [f"    long long shape{k};" for k in range(array.ndim)]
     fields += [f"    long long stride{k};  // in bytes, as NumPy's" for k in range(array.ndim)]
