@@ -27,7 +27,7 @@ from .registry import PRIMITIVES
 
 __all__ = ["BuildOptions", "FRONTENDS", "ORDERS", "build_options", "check_order"]
 
-FRONTENDS = ("numba-cuda",)
+FRONTENDS = ("numba-cuda", "numba-cuda-mlir")
 """The frontends a build may name (``frontend=``): what turns the checked Python function into the operator's
 LTO-IR and PTX (``gpulab/compiler/frontends/``). ``None`` means the default: the first of these installed."""
 

@@ -102,7 +102,7 @@ class BuildSpec:
             **({"keys": _dtype_text(self.keys.dtype)} if self.keys is not None else {}),
             "target": self.target.arch,
             "options": self.options.as_dict(),
-            "versions": toolchain_versions(),
+            "versions": toolchain_versions(self.options.frontend),
             "entry": ENTRY_LAYOUT,
         }
         text = json.dumps(document, sort_keys=True, default=repr)
@@ -113,20 +113,21 @@ def _dtype_text(dtype: np.dtype) -> str:
     return str(np.lib.format.dtype_to_descr(dtype))
 
 
-@functools.lru_cache(maxsize=1)
-def toolchain_versions() -> dict:
-    """Versions of everything that generates code (part of every key).
+@functools.lru_cache(maxsize=None)
+def toolchain_versions(frontend: str = "numba-cuda") -> dict:
+    """Versions of everything that generates code with ``frontend`` (part of every key).
 
     Read from the installed wheels' ``.dist-info`` folder names when NVIDIA's
     wheels provide the tools (fast: no library is loaded, no metadata file
     parsed), else asked from the libraries.
     """
-    from . import codegen
+    from . import codegen, frontends
 
     return {
         "gpulab": _distribution_version("gpulab") or "source",
         "templates": codegen.fingerprint(),
-        "numba-cuda": _distribution_version("numba-cuda"),
+        "numba-cuda": _distribution_version("numba-cuda"),  # the host's typing rule, whatever the frontend
+        frontend: _distribution_version(frontends.frontends()[frontend].distribution),
         "nvrtc": _distribution_version("nvidia-cuda-nvrtc") or _library_version("nvrtc"),
         "nvjitlink": _distribution_version("nvidia-nvjitlink") or _library_version("link"),
     }

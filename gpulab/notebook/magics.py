@@ -22,6 +22,7 @@ from numba.core.errors import NumbaError
 from .. import cache, registry
 from ..bench import item_count
 from ..compiler.bundle import PANES
+from ..compiler.frontends import other_frontend
 from ..compiler.target import Target, parse_target
 from ..device import current_device, use
 from ..device import device as find_device
@@ -29,7 +30,7 @@ from ..display.errors import format_error
 from ..errors import (USER_ERRORS, ArgumentError, AssociativityWarning, GpulabError, KernelTypeError, TargetError,
                       UserCodeError, described)
 from ..kernel import AST_LOCK, Kernel
-from ..options import ORDERS
+from ..options import FRONTENDS, ORDERS
 from . import formatters, session, tracebacks
 from .result import run_cell
 
@@ -173,6 +174,8 @@ class GpulabMagics(Magics):
     @argument("--fma", dest="fma", action="store_const", const=True, default=None,
               help="contract a * b + c into FMA (the default)")
     @argument("--no-fma", dest="fma", action="store_const", const=False, help="keep multiply and add apart")
+    @argument("--frontend", choices=FRONTENDS,
+              help="what compiles the Python function (default: numba-cuda; numba-cuda-mlir with gpulab[mlir])")
     @argument("--no-boundscheck", dest="boundscheck", action="store_false",
               help="leave reads of captured arrays unchecked (compare the SASS: the checks' cost); --run checks")
     @argument("--exclusive", action="store_true", help="scan: an exclusive scan (needs --initial)")
@@ -197,6 +200,9 @@ class GpulabMagics(Magics):
               help="also build with that option flipped and show the two SASS listings aligned (gpulab.diff)")
     @argument("--diff-target", type=_target("--diff-target"), metavar="TARGET",
               help="also build for TARGET (e.g. sm_80) and show the two SASS listings aligned (gpulab.diff)")
+    @argument("--compare-frontends", action="store_true",
+              help="also build with the other frontend (numba-cuda or numba-cuda-mlir) and show the two SASS "
+                   "listings aligned (gpulab.diff)")
     @argument("--run", type=_count, metavar="N", help="run on N random items and check against the host backend")
     @argument("--profile", type=_count, metavar="N",
               help="measure the kernel on N random items under the GPU's profiler (Nsight Compute): stall samples "
@@ -245,6 +251,10 @@ class GpulabMagics(Magics):
             def axpb(x: f32) -> f32:
                 return x * f32(2) + f32(1)
 
+            %%gpukernel map --compare-frontends
+            def axpb(x: f32) -> f32:
+                return x * f32(2) + f32(1)
+
             %%gpukernel scan -o --target sm_80
             from gpulab import i32
 
@@ -270,7 +280,7 @@ class GpulabMagics(Magics):
         record = _primitive(args.primitive)
         try:
             options = defaults.cell_options(record, lto=args.lto, fma=args.fma, boundscheck=args.boundscheck,
-                                            exclusive=args.exclusive, order=args.order)
+                                            exclusive=args.exclusive, order=args.order, frontend=args.frontend)
         except ArgumentError as exc:
             raise UsageError(str(exc)) from None
         arguments = {name: value for name, value in (("bins", args.bins), ("range", args.range),
@@ -280,15 +290,17 @@ class GpulabMagics(Magics):
                 raise UsageError(f"--{name} is not an option of {record.name}")
         if "bins" in record.call_options and "bins" not in arguments and (args.run or args.bench or args.compare):
             raise UsageError(f"{record.name} runs with --bins N (how many bins)")
-        if args.diff and args.diff_target:
-            raise UsageError("give --diff or --diff-target, not both: each compares this build with one other")
+        if sum(map(bool, (args.diff, args.diff_target, args.compare_frontends))) > 1:
+            raise UsageError("give one of --diff, --diff-target and --compare-frontends: each compares this build "
+                             "with one other")
         initial = self._evaluate(args.initial)
         filename, tree = self._execute(cell)
         try:
             kernel = _kernel(self._lookup(_function_name(tree, args.name)), args.types)
             device = find_device(args.device) if args.device else current_device()
             diff = ({"target": args.diff_target} if args.diff_target
-                    else {args.diff: not getattr(options, args.diff)} if args.diff else None)
+                    else {args.diff: not getattr(options, args.diff)} if args.diff
+                    else {"frontend": other_frontend(options.frontend)} if args.compare_frontends else None)
             with _associativity_at_cell_lines(filename, silenced=args.associative):
                 result = run_cell(kernel, args.primitive, target=session.target_for(args.target, device),
                                   device=device, options=options, arguments=arguments, panes=panes,

@@ -98,6 +98,8 @@ def _labels(a: Build, b: Build) -> tuple[str, str]:
             parts.append("LTO" if build.options.lto else "PTX link")
         if build.options.fma != other.options.fma:
             parts.append("fma" if build.options.fma else "no fma")
+        if build.options.frontend != other.options.frontend:
+            parts.append(build.options.frontend)
         if build.options.index_bits != other.options.index_bits:
             parts.append(f"{build.options.index_bits}-bit indices")
         if build.primitive != other.primitive:
@@ -137,7 +139,7 @@ def _per_line(rows: list[Row]) -> dict[int, Counter]:
 
 
 def diff(a: Build, b: Build) -> BuildDiff:
-    """Compare two builds: LTO vs PTX link, fma vs none, sm_80 vs sm_90, two versions of a function.
+    """Compare two builds: LTO vs PTX link, fma vs none, sm_80 vs sm_90, two frontends, two versions of a function.
 
     Parameters
     ----------

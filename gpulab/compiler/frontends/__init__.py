@@ -126,8 +126,9 @@ class Frontend(Protocol):
 def frontends() -> dict[str, Frontend]:
     """Every frontend, by name, in the order the default is chosen (:data:`gpulab.options.FRONTENDS`)."""
     from .numba_cuda import NumbaCuda
+    from .numba_cuda_mlir import NumbaCudaMlir
 
-    return {f.name: f for f in (NumbaCuda(),)}
+    return {f.name: f for f in (NumbaCuda(), NumbaCudaMlir())}
 
 
 def installed() -> tuple[str, ...]:
@@ -154,6 +155,18 @@ def resolve(name: str | None) -> str:
         raise ToolkitNotFoundError(f"frontend={name!r} needs {frontend.distribution}, which is not installed: "
                                    f"{frontend.install}; or leave frontend= out for the default ({resolve(None)})")
     return name
+
+
+def other_frontend(name: str | None) -> str:
+    """The frontend a build of ``frontend=name`` is compared with (``%%gpukernel --compare-frontends``).
+
+    Raises
+    ------
+    ToolkitNotFoundError
+        When it is not installed; says what to install.
+    """
+    used = resolve(name)
+    return resolve(next(other for other in NAMES if other != used))
 
 
 def lower(kernel, arg_types, uniform_types, *, result, target: Target, options: BuildOptions, array_types=(),
