@@ -40,9 +40,10 @@ def fresh_cache(tmp_path_factory):
     cache.reset_default_cache()
 
 
-SPREAD = ("tests/nocuda/test_notebooks.py",)
-"""Files whose tests are independent and long (a notebook in a kernel of its own each): under ``make test``'s
-``--dist loadfile`` each of their tests goes to whichever worker is free, not the whole file to one."""
+SPREAD = ("tests/nocuda/test_notebooks.py", "tests/nocuda/test_frontends.py")
+"""Files whose tests are independent and long (a notebook in a kernel of its own each; two frontends' builds of a
+primitive each): under ``make test``'s ``--dist loadfile`` each of their tests goes to whichever worker is free,
+not the whole file to one."""
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -10,6 +10,7 @@ from IPython.display import display
 from IPython.utils.capture import capture_output
 
 import gpulab
+from gpulab.compiler.frontends import installed
 from gpulab.display.view import MIME_TYPE
 from gpulab.notebook import checks, session
 from gpulab.notebook.result import KernelResult
@@ -18,6 +19,8 @@ from gpulab.device import current, devices, use
 from gpulab.options import BuildOptions
 from gpulab.registry import PRIMITIVES
 
+NEEDS_MLIR = pytest.mark.skipif("numba-cuda-mlir" not in installed(),
+                                reason="numba-cuda-mlir is not installed (pip install 'gpulab[mlir]')")
 HAS_GPU = any(d.is_gpu for d in devices())
 
 ADD_CELL = """%%gpukernel reduce --target sm_90{options}
@@ -446,7 +449,11 @@ def _run_axpb(shell, options):
 
 @pytest.mark.parametrize("options, labels", [("--diff-target sm_80", ("sm_90", "sm_80")),
                                              ("--diff fma", ("fma vs no fma",)),
-                                             ("--no-lto --diff lto", ("PTX link vs LTO",))])
+                                             ("--no-lto --diff lto", ("PTX link vs LTO",)),
+                                             pytest.param("--compare-frontends", ("numba-cuda vs numba-cuda-mlir",),
+                                                          marks=NEEDS_MLIR),
+                                             pytest.param("--frontend numba-cuda-mlir --compare-frontends",
+                                                          ("numba-cuda-mlir vs numba-cuda",), marks=NEEDS_MLIR)])
 def test_gpukernel_diff_shows_the_two_builds_aligned(shell, options, labels):
     captured = _run_axpb(shell, options)
     assert not captured.stderr, captured.stderr
@@ -458,7 +465,10 @@ def test_gpukernel_diff_shows_the_two_builds_aligned(shell, options, labels):
 
 @pytest.mark.parametrize("options, says", [("--diff speed", "invalid choice: 'speed' (choose from 'fma', 'lto')"),
                                            ("--diff-target sm_2", "--diff-target: 'sm_2'"),
-                                           ("--diff fma --diff-target sm_80", "give --diff or --diff-target, not both")])
+                                           ("--diff fma --diff-target sm_80", "give one of --diff, --diff-target and"),
+                                           ("--compare-frontends --diff lto", "give one of --diff, --diff-target and"),
+                                           ("--frontend clang", "invalid choice: 'clang' (choose from 'numba-cuda', "
+                                                                "'numba-cuda-mlir')")])
 def test_gpukernel_diff_refuses_bad_values_clearly(shell, options, says):
     captured = _run_axpb(shell, options)
     assert "UsageError" in captured.stderr and says in captured.stderr, captured.stderr
