@@ -23,6 +23,7 @@ from IPython.utils.capture import capture_output
 import gpulab
 from gpulab import profiler
 from gpulab.compiler.build import Build
+from gpulab.compiler.frontends import installed
 from gpulab.device import devices
 from gpulab.display.view import MIME_TYPE
 from gpulab.notebook import session
@@ -87,6 +88,7 @@ def flagged(outputs, builds: list[Build]) -> list[str]:
 def _open(namespace: dict) -> None:
     namespace["cells"] = Cells()
     namespace["no_gpu"] = not any(device.is_gpu for device in devices())
+    namespace["no_mlir"] = "numba-cuda-mlir" not in installed()
     namespace["no_profiler"] = profiler.missing() is not None  # no GPU, no Nsight Compute or no permission
 
 
