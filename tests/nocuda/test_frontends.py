@@ -131,13 +131,16 @@ def test_fma_and_the_link_mode_reach_numba_cuda_mlir():
 
 
 @needs_mlir
-def test_numba_cuda_mlir_errors_point_at_the_users_line():
+def test_a_function_gpulab_refuses_is_refused_by_both_frontends_in_the_same_words():
     def bad(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
         return a + "one"
 
-    with pytest.raises(FrontendError, match=r"numba-cuda-mlir could not compile `bad`.*no `\+`") as caught:
-        gpulab.compile("reduce", bad, target="sm_90", frontend=MLIR)
-    assert caught.value.location.line == bad.__code__.co_firstlineno + 1
+    said = []
+    for name in FRONTENDS:
+        with pytest.raises(FrontendError, match=r"could not compile `bad`.*there is no `\+`") as caught:
+            gpulab.compile("reduce", bad, target="sm_90", frontend=name)
+        said.append((str(caught.value), caught.value.location.line))
+    assert said[0] == said[1] and said[0][1] == bad.__code__.co_firstlineno + 1
 
 
 # ---------------------------------------------------------------- what numba-cuda-mlir cannot build
@@ -153,6 +156,20 @@ def test_captured_arrays_are_refused_naming_the_frontend_that_builds_them():
     with pytest.raises(FrontendUnsupportedError, match=r"`lookup` captures arrays.*frontend='numba-cuda'"):
         gpulab.compile("map", lookup, target="sm_90", frontend=MLIR)
     assert gpulab.compile("map", lookup, target="sm_90").sass_calls == 0  # numba-cuda builds it
+
+
+@needs_mlir
+def test_numpy_ufuncs_it_cannot_compile_are_refused_or_computed_by_their_operator():
+    def larger(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
+        return np.maximum(a, b)
+
+    def below(a: gpulab.f32, b: gpulab.f32) -> bool:
+        return np.less(a, b)
+
+    with pytest.raises(FrontendUnsupportedError, match=r"`larger` calls np.maximum, which numba-cuda-mlir 0.6"):
+        gpulab.compile("map", larger, target="sm_90", frontend=MLIR)
+    cuda, mlir = (gpulab.compile("map", below, target="sm_90", frontend=name) for name in FRONTENDS)
+    assert gpulab.diff(cuda, mlir).changed == 0  # np.less computed as <, the same SASS
 
 
 @needs_mlir

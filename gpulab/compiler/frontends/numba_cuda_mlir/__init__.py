@@ -13,20 +13,27 @@ as), so the user's lines keep their numbers.
 What numba-cuda-mlir 0.6 cannot build is refused with
 :class:`~gpulab.errors.FrontendUnsupportedError` (docs/frontends.md):
 captured arrays (gpulab reads them through numba-cuda intrinsics that write
-LLVM IR) and record fields whose names are not Python names. Its patches
+LLVM IR), the NumPy ufuncs of :data:`UNSUPPORTED_UFUNCS` (those of
+:data:`OPERATOR_EQUIVALENTS` it compiles as the operator that computes the
+same) and record fields whose names are not Python names. Its patches
 (no-GPU builds, FMA contraction, line info through LTO) are in
 :mod:`.compat`; its typing errors are numba's, told in the user's terms as
-numba-cuda's are. A result the function does not declare is typed as the
-host types it (numba-cuda's :func:`~..numba_cuda.check`): numba-cuda-mlir
-types ``f16 + f16`` as ``f32``.
+numba-cuda's are. A function is first held to the rule of which programs
+gpulab accepts, as the host is (numba-cuda's :func:`~..numba_cuda.check`:
+its typing, a uint64 met with a signed integer refused), and a result it
+does not declare is stored in the type that rule gives (numba-cuda-mlir
+types ``f16 + f16`` as ``f32``).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import keyword
+import operator
 import threading
 import warnings
+
+import numpy as np
 
 from ....errors import FrontendError, FrontendUnsupportedError, KernelTypeError
 from ....options import BuildOptions
@@ -39,6 +46,17 @@ from ..numba_cuda import check, errors
 from . import compat
 
 NAME = "numba-cuda-mlir"
+OPERATOR_EQUIVALENTS = {
+    np.bitwise_and: operator.and_, np.bitwise_or: operator.or_, np.bitwise_xor: operator.xor,
+    np.invert: operator.invert, np.left_shift: operator.lshift, np.right_shift: operator.rshift,
+    np.equal: operator.eq, np.not_equal: operator.ne, np.less: operator.lt, np.less_equal: operator.le,
+    np.greater: operator.gt, np.greater_equal: operator.ge, np.logical_not: operator.not_,
+}
+"""NumPy ufuncs that numba-cuda-mlir 0.6 fails on for numbers (an internal compiler error), and the operator
+that computes the same, which it compiles."""
+UNSUPPORTED_UFUNCS = (np.maximum, np.minimum, np.fmax, np.fmin, np.logical_and, np.logical_or, np.logical_xor,
+                      np.conjugate)
+"""NumPy ufuncs numba-cuda-mlir 0.6 fails on for numbers, with no operator that computes the same (NaN, truth)."""
 _LOCK = threading.RLock()
 
 
@@ -50,12 +68,13 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
             f"`{kernel.name}` captures arrays, which the {NAME} frontend does not build yet: gpulab reads "
             "captured arrays through numba-cuda intrinsics that write LLVM IR, and numba-cuda-mlir lowers to "
             "MLIR; build it with frontend='numba-cuda'", kernel.location())
+    _refuse_unsupported_ufuncs(kernel)
     with _LOCK, compat.compiling_for(target.cc, flags.nvvm(options)), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Could not find source for function")
         try:
             user = _device_function(kernel)
             values = [*arg_types, *uniform_types]
-            stored = result or check(kernel, arg_types, uniform_types)  # the host's rule (f16 + f16 is f16)
+            stored = check(kernel, arg_types, uniform_types, result=result)  # the host's rule, first
             wrapper, signature = _wrapper(kernel, user, values, stored, name)
             ptx, ltoir = compat.lower(wrapper, signature, name=name, cc=target.cc, lineinfo=options.lineinfo,
                                       nvvm_options=flags.nvvm(options))
@@ -65,6 +84,18 @@ def compile_operator(kernel, arg_types, uniform_types, *, result, target: Target
             raise _frontend_error(kernel, exc) from None
     label = "operator" if name == OP_NAME else name
     return Operator(ptx=Artifact("ptx", ptx.encode(), label), ltoir=Artifact("ltoir", ltoir, label), result=stored)
+
+
+def _refuse_unsupported_ufuncs(kernel) -> None:
+    """Refuse a kernel (or one it calls) that calls a NumPy ufunc of :data:`UNSUPPORTED_UFUNCS`."""
+    for dotted, value in kernel.analysis.attributes.items():
+        if any(value is ufunc for ufunc in UNSUPPORTED_UFUNCS):
+            raise FrontendUnsupportedError(
+                f"`{kernel.name}` calls {dotted}, which numba-cuda-mlir 0.6 does not compile for numbers; write it "
+                "another way (max(a, b), a and b, ...), or build with frontend='numba-cuda'", kernel.location())
+    for value in kernel.analysis.references.values():
+        if isinstance(value, type(kernel)):
+            _refuse_unsupported_ufuncs(value)
 
 
 def _is_name(text: str) -> bool:
@@ -94,7 +125,8 @@ def _parameter_type(element: ElementType):
 def _device_function(kernel):
     from numba_cuda_mlir import cuda
 
-    return cuda.jit(device=True, lineinfo=True)(kernel.parametrized(_device_function, DEVICE_EQUIVALENTS))
+    return cuda.jit(device=True, lineinfo=True)(
+        kernel.parametrized(_device_function, {**DEVICE_EQUIVALENTS, **OPERATOR_EQUIVALENTS}))
 
 
 def _value(element: ElementType, name: str) -> str:
