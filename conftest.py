@@ -1,5 +1,6 @@
 """The whole suite's: an empty build cache per session, the ``gpu`` and ``gpus(n)`` markers, the examples of
-README.md and docs/*.md as tests (tests/doc_examples.py), and how ``make test`` spreads files over workers."""
+README.md and docs/*.md as tests (tests/doc_examples.py), how ``make test`` spreads files over workers, and
+``--frontend`` (the suite with numba-cuda-mlir: ``pytest --frontend numba-cuda-mlir``)."""
 
 from importlib.util import find_spec
 
@@ -8,6 +9,20 @@ from doc_examples import page_examples
 
 if find_spec("sybil") is not None:  # the test extra's; without it (the GPU machine's wheels) the pages are not run
     pytest_collect_file = page_examples().pytest()
+
+
+def pytest_addoption(parser):
+    from gpulab.options import FRONTENDS
+
+    parser.addoption("--frontend", choices=FRONTENDS,
+                     help="build with this frontend wherever a test names none (default: the first installed)")
+
+
+def pytest_configure(config):
+    if config.getoption("--frontend"):
+        from gpulab.compiler import frontends
+
+        frontends.prefer(config.getoption("--frontend"))
 
 
 def _gpu_count() -> int:

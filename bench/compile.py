@@ -1,7 +1,8 @@
-"""Build latency: cold, warm, disk hit and memory hit, each stage's share, per primitive. Runs without a GPU.
+"""Build latency: cold, warm, disk hit and memory hit, each stage's share, per primitive and frontend. Runs without
+a GPU.
 
-``python bench/compile.py [--target sm_90] [--runs 5]`` prints a table and
-writes ``bench/results/compile-<machine>.json``. "Fresh process" numbers run
+``python bench/compile.py [--target sm_90] [--runs 5] [--frontends numba-cuda,numba-cuda-mlir]`` prints a
+table per frontend (default: each one installed) and writes ``bench/results/compile-<machine>.json``. "Fresh process" numbers run
 a new Python interpreter each time (numba, NVRTC and nvJitLink start cold);
 ``import gpulab`` is timed apart. A disk hit is timed from the
 ``gpulab.compile()`` call to the returned Build with its SASS, as a notebook
@@ -42,14 +43,14 @@ import json, sys, time
 start = time.perf_counter()
 import gpulab, gpulab.cache
 imported = time.perf_counter() - start
-seed, target, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+seed, target, path, frontend = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 source = f"def op(a, b):\n    return a * {seed}.5 + b\n"
 with open(path, "w") as file:
     file.write(source)
 namespace = {}
 exec(compile(source, path, "exec"), namespace)
 start = time.perf_counter()
-build = gpulab.compile("reduce", namespace["op"], types="f32,f32", target=target)
+build = gpulab.compile("reduce", namespace["op"], types="f32,f32", target=target, frontend=frontend)
 seconds = time.perf_counter() - start
 info = gpulab.cache.cache_info()
 print(json.dumps({"import": imported, "compile": seconds, "timings": build.timings,
@@ -57,10 +58,10 @@ print(json.dumps({"import": imported, "compile": seconds, "timings": build.timin
 """
 
 
-def child(seed: int, target: str, cache_dir: str, source_dir: str) -> dict:
+def child(seed: int, target: str, cache_dir: str, source_dir: str, frontend: str) -> dict:
     env = dict(os.environ, GPULAB_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
     path = os.path.join(source_dir, f"op{seed}.py")
-    result = subprocess.run([sys.executable, "-c", CHILD, str(seed), target, path], env=env,
+    result = subprocess.run([sys.executable, "-c", CHILD, str(seed), target, path, frontend], env=env,
                             capture_output=True, text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -75,11 +76,11 @@ def _operator(primitive: str, seed: int, source_dir: str):
     return namespace["op"], types
 
 
-def in_process(target: str, cache_dir: str, source_dir: str, count: int, primitives=tuple(OPERATORS)) -> dict:
-    """Per primitive: seconds of a new spec ready to run, with its disassembly, with its view, a memory hit, and
-    each stage."""
+def in_process(target: str, cache_dir: str, source_dir: str, count: int, primitives=tuple(OPERATORS),
+               frontend: str = "numba-cuda") -> dict:
+    """Per primitive: seconds of a new spec built by ``frontend`` ready to run, with its disassembly, with its view,
+    a memory hit, and each stage."""
     os.environ["GPULAB_CACHE_DIR"] = cache_dir
-    sys.path.insert(0, str(ROOT))
     import gpulab
     import gpulab.cache
 
@@ -93,7 +94,7 @@ def in_process(target: str, cache_dir: str, source_dir: str, count: int, primiti
         for seed in range(1000, 1000 + count + 1):
             op, types = _operator(primitive, seed, source_dir)
             start = time.perf_counter()
-            build = build_for(make_spec(primitive, op, types=types, target=target))
+            build = build_for(make_spec(primitive, op, types=types, target=target, frontend=frontend))
             elapsed = time.perf_counter() - start
             build.disassembled()
             sass = time.perf_counter() - start
@@ -106,7 +107,7 @@ def in_process(target: str, cache_dir: str, source_dir: str, count: int, primiti
             for stage, seconds in build.timings.items():
                 stages.setdefault(stage, []).append(seconds)
             start = time.perf_counter()
-            gpulab.compile(primitive, op, types=types, target=target)
+            gpulab.compile(primitive, op, types=types, target=target, frontend=frontend)
             memory_hits.append(time.perf_counter() - start)
         median = statistics.median
         found[primitive] = {"new spec, ready to run": median(new), "  + its disassembly": median(with_sass),
@@ -117,40 +118,46 @@ def in_process(target: str, cache_dir: str, source_dir: str, count: int, primiti
 
 
 def main() -> None:
+    sys.path.insert(0, str(ROOT))
+    from gpulab.compiler.frontends import installed
+    from gpulab.compiler.spec import toolchain_versions
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="sm_90")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--primitives", default=",".join(OPERATORS),
                         help="the primitives whose new specs are timed in a warm process (default: all)")
+    parser.add_argument("--frontends", default=",".join(installed()),
+                        help="the frontends whose builds are timed (default: each one installed)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as cache_dir, tempfile.TemporaryDirectory() as source_dir:
-        cold = [child(seed, args.target, cache_dir, source_dir) for seed in range(args.runs)]
-        disk = [child(seed, args.target, cache_dir, source_dir) for seed in range(args.runs)]
-        assert all(d["builds"] == 0 and d["disk_hits"] == 2 for d in disk), "fresh processes must hit the disk"
-        warm = in_process(args.target, cache_dir, source_dir, args.runs, args.primitives.split(","))
     median = statistics.median
-    rows = {
-        "reduce: cold compile() with SASS, fresh process": median(c["compile"] for c in cold),
-        "reduce: disk hit, compile() to a Build with SASS, fresh process": median(d["compile"] for d in disk),
-        "import gpulab, fresh process": median(c["import"] for c in cold),
-    }
-    print(f"gpulab build latency for {args.target}, median of {args.runs}, {os.cpu_count()} CPUs")
-    for name, seconds in rows.items():
-        print(f"  {name:66} {seconds * 1e3:9.1f} ms")
-    for primitive, figures in warm.items():
-        print(f"  {primitive}: a new spec in a warm process")
-        for name, seconds in figures.items():
-            if name != "stages":
-                print(f"    {name:64} {seconds * 1e3:9.1f} ms")
-        print("    stages: " + ", ".join(f"{stage} {seconds * 1e3:.1f}" for stage, seconds in figures["stages"].items())
-              + " ms")
-    from gpulab.compiler.spec import toolchain_versions
-
-    write_cpu_record(args.out, "compile", {
-        "target": args.target, "runs": args.runs, "seconds": rows, "warm": warm,
-        "cold_stage_seconds": {k: median(c["timings"][k] for c in cold) for k in cold[0]["timings"]},
-        "versions": toolchain_versions()})
+    record = {"target": args.target, "runs": args.runs, "frontends": {}}
+    for frontend in args.frontends.split(","):
+        with tempfile.TemporaryDirectory() as cache_dir, tempfile.TemporaryDirectory() as source_dir:
+            cold = [child(seed, args.target, cache_dir, source_dir, frontend) for seed in range(args.runs)]
+            disk = [child(seed, args.target, cache_dir, source_dir, frontend) for seed in range(args.runs)]
+            assert all(d["builds"] == 0 and d["disk_hits"] == 2 for d in disk), "fresh processes must hit the disk"
+            warm = in_process(args.target, cache_dir, source_dir, args.runs, args.primitives.split(","), frontend)
+        rows = {
+            "reduce: cold compile() with SASS, fresh process": median(c["compile"] for c in cold),
+            "reduce: disk hit, compile() to a Build with SASS, fresh process": median(d["compile"] for d in disk),
+            "import gpulab, fresh process": median(c["import"] for c in cold),
+        }
+        print(f"gpulab build latency for {args.target} with {frontend}, median of {args.runs}, {os.cpu_count()} CPUs")
+        for name, seconds in rows.items():
+            print(f"  {name:66} {seconds * 1e3:9.1f} ms")
+        for primitive, figures in warm.items():
+            print(f"  {primitive}: a new spec in a warm process")
+            for name, seconds in figures.items():
+                if name != "stages":
+                    print(f"    {name:64} {seconds * 1e3:9.1f} ms")
+            print("    stages: " + ", ".join(f"{stage} {seconds * 1e3:.1f}"
+                                           for stage, seconds in figures["stages"].items()) + " ms")
+        record["frontends"][frontend] = {
+            "seconds": rows, "warm": warm, "versions": toolchain_versions(frontend),
+            "cold_stage_seconds": {k: median(c["timings"][k] for c in cold) for k in cold[0]["timings"]}}
+    write_cpu_record(args.out, "compile", record)
 
 
 def write_cpu_record(out: Path, name: str, figures: dict) -> Path:

@@ -1,6 +1,6 @@
 """Primitive throughput and per-call latency: gpulab beside CuPy and cuda.compute, in one run.
 
-Run on a GPU: ``python bench/primitives.py [--out DIR] [--latency-only] [--only segments]``.
+Run on a GPU: ``python bench/primitives.py [--out DIR] [--latency-only] [--only segments] [--frontend NAME]``.
 Prints a table of GB/s and ratios to the device-to-device copy of the same
 run, then the per-call latency table, and writes JSON with the GPU, driver
 and toolchain versions.
@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpulab  # noqa: E402
 import gpulab.runtime.module  # noqa: E402
+from gpulab.compiler import frontends  # noqa: E402
+from gpulab.options import FRONTENDS  # noqa: E402
 from primitives_segments import segment_rows  # noqa: E402
 from histogram_sort import histogram_rows, sort_rows  # noqa: E402
 from timing import N, REPEATS, Table, copy_row, sizes, versions  # noqa: E402
@@ -287,10 +289,13 @@ def main() -> None:
     parser.add_argument("--throughput-only", action="store_true", help="only the 2^28 throughput part")
     parser.add_argument("--no-peers", action="store_true", help="latency of gpulab's calls alone")
     parser.add_argument("--sizes", type=sizes, default=list(LATENCY_SIZES), help="latency sizes, e.g. 2^10,2^20")
+    parser.add_argument("--frontend", choices=FRONTENDS,
+                        help="what compiles gpulab's operators (default: the first installed); the file names it")
     parser.add_argument("--only", choices=["segments", "histogram", "sort"],
                         help="throughput of these rows alone, beside the copy: segmented_reduce and reduce_by_key, "
                              "histogram, or sort")
     args = parser.parse_args()
+    frontends.prefer(args.frontend)
     device = gpulab.device.current_device()
     if not device.is_gpu:
         sys.exit("bench/primitives.py needs a CUDA GPU")
@@ -333,11 +338,13 @@ def main() -> None:
         builds = build_times()
         print("gpulab first build of a new spec, warm process (s):", {k: round(v, 3) for k, v in builds.items()})
     record = {"device": str(device), "gpu": device.description, "compute_capability": device.compute_capability,
+              "frontend": frontends.resolve(None),
               "n": N, "repeats": REPEATS, "versions": versions(), "throughput": table.rows,
               "latency_us": lat, "build_seconds": builds, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     args.out.mkdir(parents=True, exist_ok=True)
     suffix = (f"-{args.only}" if args.only else "-latency" if args.latency_only
               else "-throughput" if args.throughput_only else "")
+    suffix += f"-{args.frontend}" if args.frontend else ""
     path = args.out / f"primitives-{device.description.replace(' ', '_')}{suffix}.json"
     path.write_text(json.dumps(record, indent=2, default=str))
     print(f"wrote {path}")

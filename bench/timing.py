@@ -36,8 +36,8 @@ def gpu_seconds(call, repeats=REPEATS, warmup=WARMUP) -> float:
 def versions() -> dict:
     """The Python, library, toolkit and driver versions a result file names."""
     found = {"python": platform.python_version()}
-    for name in ("gpulab", "numba-cuda", "numba", "cupy-cuda13x", "cuda-bindings", "cuda-cccl", "numpy",
-                 "nvidia-cuda-nvrtc", "nvidia-nvjitlink"):
+    for name in ("gpulab", "numba-cuda", "numba-cuda-mlir", "numba", "cupy-cuda13x", "cuda-bindings", "cuda-cccl",
+                 "numpy", "nvidia-cuda-nvrtc", "nvidia-nvjitlink"):
         try:
             found[name] = version(name)
         except PackageNotFoundError:

@@ -79,6 +79,20 @@ def test_the_default_is_the_first_installed_and_every_frontend_is_named_in_the_o
         gpulab.compile("map", twice, types="f32", target="sm_90", frontend="mlir")
 
 
+@needs_mlir
+def test_a_suite_or_a_benchmark_may_prefer_a_frontend_for_the_builds_that_name_none():
+    from gpulab.compiler.pipeline import make_spec
+
+    frontends.prefer(MLIR)
+    try:
+        assert make_spec("map", twice, types="f32", target="sm_90").options.frontend == MLIR
+        assert make_spec("map", twice, types="f32", target="sm_90", frontend="numba-cuda").options.frontend \
+            == "numba-cuda"
+    finally:
+        frontends.prefer(None)
+    assert make_spec("map", twice, types="f32", target="sm_90").options.frontend == "numba-cuda"
+
+
 def test_a_frontend_that_is_not_installed_says_what_to_install(monkeypatch):
     monkeypatch.setattr(type(frontends.frontends()[MLIR]), "available", lambda self: False)
     with pytest.raises(ToolkitNotFoundError, match=r"needs numba-cuda-mlir.*pip install 'gpulab\[mlir\]'"):

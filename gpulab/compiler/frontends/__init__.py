@@ -131,19 +131,39 @@ def frontends() -> dict[str, Frontend]:
     return {f.name: f for f in (NumbaCuda(), NumbaCudaMlir())}
 
 
+_preferred: str | None = None
+
+
+def prefer(name: str | None) -> None:
+    """Make ``name`` the frontend of the builds that name none, in this process (``None``: the first one installed
+    again); a test suite or a benchmark runs with either so (``pytest --frontend``, ``bench/primitives.py
+    --frontend``).
+
+    Raises
+    ------
+    ToolkitNotFoundError
+        When ``name``'s compiler is not installed.
+    """
+    global _preferred
+    _preferred = None if name is None else resolve(name)
+
+
 def installed() -> tuple[str, ...]:
     """The names of the frontends whose compiler is installed, the default first."""
     return tuple(name for name, found in frontends().items() if found.available())
 
 
 def resolve(name: str | None) -> str:
-    """The frontend a build of ``frontend=name`` uses: ``name``, or the first one installed (numba-cuda first).
+    """The frontend a build of ``frontend=name`` uses: ``name``, else the one :func:`prefer` named, else the first one
+    installed (numba-cuda first).
 
     Raises
     ------
     ToolkitNotFoundError
         When ``name``'s compiler (or, for ``None``, every one) is not installed; says what to install.
     """
+    if name is None and _preferred is not None:
+        return _preferred
     if name is None:
         found = installed()
         if not found:
