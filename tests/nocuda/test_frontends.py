@@ -38,6 +38,11 @@ KNOWN = {"float16": {"fp16", "fp32", "fp64", "conv", "other"}, "record": {"local
 (numba-cuda in float16, and compares it in float64), and numba-cuda passes a record through local memory."""
 
 
+PTXAS_CALLS = {("histogram", "int8", "sm_80"): 2}
+"""Builds whose SASS has a CALL whichever frontend: ptxas makes an empty subroutine of a branch of sm_80's int8
+histogram (two compiler-internal local calls)."""
+
+
 def _classes(build) -> set:
     return {klass for klass, count in Counter(row.klass for row in analyse(build).rows).items() if count}
 
@@ -50,8 +55,9 @@ def test_both_frontends_build_every_primitive_and_type_alike(primitive, fn, elem
                                  frontend=name, associative=True) for name in FRONTENDS)
     assert (cuda.options.frontend, mlir.options.frontend) == FRONTENDS and cuda.key != mlir.key
     assert mlir.result == cuda.result  # an undeclared result is typed as the host types it, by either
-    assert cuda.sass_calls == mlir.sass_calls == 0, "with LTO neither SASS has a CALL"
     name = "record" if element is PAIR else element
+    calls = PTXAS_CALLS.get((primitive, name, target), 0)
+    assert cuda.sass_calls == mlir.sass_calls == calls, "with LTO neither SASS has a CALL (of the operator or else)"
     differ = _classes(cuda) ^ _classes(mlir)
     assert differ <= KNOWN.get(name, set()), f"only one frontend's SASS has {sorted(differ)}"
     if name == "record":
