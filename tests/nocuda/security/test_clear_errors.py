@@ -64,10 +64,12 @@ def test_a_kernel_larger_than_the_limit_is_refused_when_it_is_checked():
     """A host map of a 10,000-line function was still typing after 600 s (numba's time grows with the square)."""
     body = "".join(f"    y = y * 1.0001 + {i}.5\n" for i in range(10_000))
     fn = _function("def huge(x: gpulab.f32) -> gpulab.f32:\n    y = x\n" + body + "    return y\n", "huge")
-    with pytest.raises(LimitError, match=r"`huge` has 110,019 syntax nodes \(10,003 lines\); a kernel may have up "
-                                         r"to 10,000.*Split it into @gpulab.kernel functions") as info:
-        gpulab.Kernel(fn)
-    assert info.value.location.line == 1
+    for attempt in (lambda: gpulab.Kernel(fn), lambda: gpulab.map(fn, np.ones(2, np.float32), device="host"),
+                    lambda: gpulab.compile("map", fn, target="sm_90")):
+        with pytest.raises(LimitError, match=r"`huge` has 110,019 syntax nodes \(10,003 lines\); a kernel may have "
+                                             r"up to 10,000.*Split it into @gpulab.kernel functions") as info:
+            attempt()
+        assert info.value.location.line == 1
 
 
 def _chain(depth: int):
