@@ -135,7 +135,7 @@ def element_type(spec) -> ElementType:
         spec = ALIASES.get(spec, spec)
     try:
         dtype = np.dtype(spec)
-    except TypeError as exc:
+    except (TypeError, ValueError, SyntaxError) as exc:  # NumPy reads "01" with ast.literal_eval
         raise KernelTypeError(
             f"{spec!r} is not an element type; use a NumPy dtype such as np.float32, "
             "a name such as 'float32' or a gpulab alias such as gpulab.f32"

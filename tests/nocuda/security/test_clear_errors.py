@@ -468,3 +468,11 @@ def test_fold_orders_says_what_orders_and_exact_are():
         gpulab.fold_orders(lambda a, b: a + b, np.ones(3), 0.0, orders=None)
     with pytest.raises(ArgumentError, match="fold_orders takes exact= as the exact result, a number, not"):
         gpulab.fold_orders(lambda a, b: a + b, np.ones(3), 0.0, exact=gpulab.iota(3))
+
+
+@pytest.mark.parametrize("spec", ["0:", "01", "(2)x"])
+def test_an_element_type_numpy_cannot_read_is_a_type_error(spec):
+    """``gpulab.element_type("0:")`` raised NumPy's ValueError, ``element_type("01")`` a SyntaxError from the
+    literal_eval NumPy reads a dtype string with."""
+    with pytest.raises(KernelTypeError, match="is not an element type"):
+        gpulab.element_type(spec)
