@@ -8,7 +8,8 @@
 set -euo pipefail
 dest=.mlir
 mkdir -p "$dest"
-grep -qx '/.mlir/' .git/info/exclude 2>/dev/null || echo '/.mlir/' >> .git/info/exclude
+exclude="$(git rev-parse --git-common-dir)/info/exclude"
+grep -qx '/.mlir/' "$exclude" 2>/dev/null || echo '/.mlir/' >> "$exclude"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \

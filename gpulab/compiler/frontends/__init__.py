@@ -33,8 +33,8 @@ from ..target import Target
 OP_NAME = "gpulab_op"
 """The operator's C name, as the generated kernel declares it (an operator of a mapped input adds its path)."""
 WRAPPER_FILENAME = "<gpulab-operator-wrapper>"
-"""The file name a frontend gives the wrapper's lines (the view counts them as the ``def`` line's)."""
-
+"""The file name of numba-cuda's wrapper's lines, which the view counts as the ``def`` line's (numba-cuda-mlir's
+wrapper is compiled on the ``def`` line itself)."""
 
 DEVICE_EQUIVALENTS = {
     np.sqrt: math.sqrt, np.exp: math.exp, np.expm1: math.expm1, np.log1p: math.log1p, np.fabs: math.fabs,
