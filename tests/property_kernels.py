@@ -10,7 +10,7 @@ values, the way numba-cuda types it (the rule gpulab's host and devices
 follow; docs/conversion.md):
 
 - integers: ``+ - * // %`` in 64 bits (int64 when ``T`` is signed, uint64
-  when not), wrapping; ``abs``, ``min`` and ``max`` in their operands' type
+  when not; uint64 wraps); ``abs``, ``min`` and ``max`` in their operands' type
   (``abs`` of int8's least is itself), negation too, widened after (``-a``
   of int8's least is -128); ``x // 0`` and ``x % 0`` are 0 (NumPy's error
   model);
@@ -19,8 +19,10 @@ follow; docs/conversion.md):
 - the value a kernel returns is stored in its declared type ``T``.
 
 A case the grammar can write but whose value numba leaves to the machine
-(``INT64_MIN // -1``, a float ``//`` or ``%`` by 0 or of an infinity) is
-``UNDEFINED``: the call must still return or raise a gpulab error.
+is ``UNDEFINED``: the call must still return or raise a gpulab error. Those
+are a signed ``+ - *`` that overflows int64 (numba marks them ``nsw`` for
+LLVM, which may then fold ``a < a + c`` to ``c > 0``), ``INT64_MIN // -1``,
+and a float ``//`` or ``%`` by 0 or of an infinity.
 """
 
 from __future__ import annotations
@@ -317,7 +319,10 @@ def _integer(kind: str, symbol, values: list, signed: bool) -> tuple[int, int]:
         if signed and x == -(2**63) and y == -1:
             raise Undefined
         return _wrap(x // y if symbol == "//" else x % y, 64, signed), 64
-    return _wrap({"+": operator.add, "-": operator.sub, "*": operator.mul}[symbol](x, y), 64, signed), 64
+    exact = {"+": operator.add, "-": operator.sub, "*": operator.mul}[symbol](x, y)
+    if signed and not -(2**63) <= exact < 2**63:
+        raise Undefined  # numba's signed + - * are LLVM's nsw: an overflow is undefined (a < a + c may fold)
+    return _wrap(exact, 64, signed), 64
 
 
 def _float(kind: str, symbol, values: list, scalar):

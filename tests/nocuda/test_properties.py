@@ -283,6 +283,8 @@ def test_iota_mapped_and_captured_inputs_give_the_reference_or_a_gpulab_error(da
         assert not isinstance(got, GpulabError) and np.array_equal(got, items + 1), got
     elif form == "mapped":
         assert not isinstance(got, GpulabError) and np.array_equal(got, items + depth + 1), got
+    elif n == 0:
+        assert not isinstance(got, GpulabError) and got.size == 0, got
     elif all(-len(captured) <= i < len(captured) for i in items):
         expected = captured[items] + captured[-1] * np.float32(0.5)
         assert not isinstance(got, GpulabError) and np.array_equal(got, expected), (got, expected)
