@@ -100,7 +100,7 @@ def test_a_suite_or_a_benchmark_may_prefer_a_frontend_for_the_builds_that_name_n
 
 
 def test_a_frontend_that_is_not_installed_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(type(frontends.frontends()[MLIR]), "available", lambda self: False)
+    monkeypatch.setattr(frontends.frontends()[MLIR], "available", lambda: False)
     with pytest.raises(ToolkitNotFoundError, match=r"needs numba-cuda-mlir.*pip install 'gpulab\[mlir\]'"):
         gpulab.compile("map", twice, types="f32", target="sm_90", frontend=MLIR)
     with pytest.raises(ToolkitNotFoundError, match="pip install 'gpulab"):

@@ -17,6 +17,8 @@ What a frontend cannot build that the other can, it refuses with
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import math
 from dataclasses import dataclass
 from typing import Protocol
@@ -122,13 +124,31 @@ class Frontend(Protocol):
         """
 
 
+class Listed:
+    """A :class:`Frontend` as gpulab lists it: asked whether its compiler is installed without importing it; its
+    package (``implementation``, which imports numba: about a second) is loaded by the first :meth:`lower`, so a
+    build found in the cache loads no compiler."""
+
+    def __init__(self, name: str, distribution: str, install: str, module: str, implementation: str):
+        self.name, self.distribution, self.install = name, distribution, install
+        self.module, self.implementation = module, implementation
+
+    def available(self) -> bool:
+        """Whether its compiler's package is installed (found, not imported)."""
+        return importlib.util.find_spec(self.module) is not None
+
+    def lower(self, *args, **kwargs) -> Operator:
+        """:meth:`Frontend.lower`, by its package's ``compile_operator``."""
+        return importlib.import_module(self.implementation, __name__).compile_operator(*args, **kwargs)
+
+
 @functools.cache
 def frontends() -> dict[str, Frontend]:
     """Every frontend, by name, in the order the default is chosen (:data:`gpulab.options.FRONTENDS`)."""
-    from .numba_cuda import NumbaCuda
-    from .numba_cuda_mlir import NumbaCudaMlir
-
-    return {f.name: f for f in (NumbaCuda(), NumbaCudaMlir())}
+    listed = (Listed("numba-cuda", "numba-cuda", "pip install 'numba-cuda[cu13]'", "numba_cuda", ".numba_cuda"),
+              Listed("numba-cuda-mlir", "numba-cuda-mlir", "pip install 'gpulab[mlir]'", "numba_cuda_mlir",
+                     ".numba_cuda_mlir"))
+    return {frontend.name: frontend for frontend in listed}
 
 
 _preferred: str | None = None

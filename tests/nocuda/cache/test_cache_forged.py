@@ -201,7 +201,7 @@ FORGED_BUILDS = {
     "registers a string": ("", put("many"), ("resources", "gpulab_map", "registers"),
                            "resources['gpulab_map'].registers: expected int, got str"),
     "spills a float": ("", put(1.5), ("resources", "gpulab_map", "spill_loads"), "spill_loads: expected int | None"),
-    "target of floats": ("", put([9.0, 0]), ("target",), "Build.target.major: expected int, got float"),
+    "target of floats": ("", put([9.0, 0]), ("target",), "a compute capability as two whole numbers"),
     "target of strings": ("", put(["9", "0"]), ("target",), "decode failed"),
     "geometry of strings": ("", put([256, "4", 2, 8]), ("geometry",), "geometry.vec: expected int, got str"),
     "first line true": ("", put(True), ("python_first_line",), "python_first_line: expected int, got bool"),

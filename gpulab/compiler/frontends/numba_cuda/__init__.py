@@ -18,7 +18,6 @@ stores the type the device stores.
 
 from __future__ import annotations
 
-import importlib.util
 import linecache
 import threading
 import warnings
@@ -203,16 +202,3 @@ def _frontend_error(kernel, exc: Exception) -> FrontendError:
     """Turn a numba error into one that shows the user's expression, its line and gpulab's type names."""
     explained = errors.explain(exc, kernel)
     return FrontendError(f"numba could not compile `{kernel.name}`: {explained.message}", explained.location)
-
-
-class NumbaCuda:
-    """numba-cuda (``numba.cuda.compile``): the default frontend while it is gpulab's dependency."""
-
-    name = "numba-cuda"
-    distribution = "numba-cuda"
-    install = "pip install 'numba-cuda[cu13]'"
-
-    def available(self) -> bool:
-        return importlib.util.find_spec("numba_cuda") is not None
-
-    lower = staticmethod(compile_operator)

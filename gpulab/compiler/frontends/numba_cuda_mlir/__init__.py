@@ -27,7 +27,6 @@ types ``f16 + f16`` as ``f32``).
 
 from __future__ import annotations
 
-import importlib.util
 import keyword
 import operator
 import threading
@@ -168,16 +167,3 @@ def _frontend_error(kernel, exc: Exception) -> FrontendError:
     explained = errors.explain(exc, kernel)
     return FrontendError(f"numba-cuda-mlir could not compile `{kernel.name}`: {explained.message}",
                          explained.location)
-
-
-class NumbaCudaMlir:
-    """numba-cuda-mlir (``numba_cuda_mlir.cuda.compile``): NVIDIA's MLIR-based successor of numba-cuda."""
-
-    name = NAME
-    distribution = "numba-cuda-mlir"
-    install = "pip install 'gpulab[mlir]'"
-
-    def available(self) -> bool:
-        return importlib.util.find_spec("numba_cuda_mlir") is not None
-
-    lower = staticmethod(compile_operator)
