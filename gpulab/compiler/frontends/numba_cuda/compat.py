@@ -13,9 +13,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-import warnings
 
-from ....errors import GpulabWarning, ToolkitNotFoundError
+from ..versions import checked_version, replaced
 
 TESTED = ((0, 30),)
 """numba-cuda ``(major, minor)`` versions these patches were checked with."""
@@ -27,25 +26,12 @@ _debuginfo_fixed = False
 @functools.lru_cache(maxsize=1)
 def check_version() -> tuple[int, ...]:
     """The installed numba-cuda version; warns once when the patches were not checked with it."""
-    from importlib.metadata import version
-
-    text = version("numba-cuda")
-    found = tuple(int(part) for part in text.split(".")[:3] if part.isdigit())
-    if found[:2] not in TESTED:
-        warnings.warn(f"gpulab's numba-cuda patches were checked with numba-cuda "
-                      f"{', '.join('.'.join(map(str, v)) + '.x' for v in TESTED)}, not {text}; if a build fails, "
-                      "install one of those", GpulabWarning, stacklevel=3)
-    return found
+    return checked_version("numba-cuda", TESTED)
 
 
 def _replaced(owner, name: str):
     """``owner.name``, which a patch replaces; a clear error when this numba-cuda has none."""
-    try:
-        return getattr(owner, name)
-    except AttributeError:
-        raise ToolkitNotFoundError(
-            f"numba-cuda {'.'.join(map(str, check_version()))} has no {owner.__name__}.{name}, which gpulab "
-            f"patches; install numba-cuda {TESTED[-1][0]}.{TESTED[-1][1]}.x") from None
+    return replaced(owner, name, "numba-cuda", TESTED)
 
 
 def fix_debuginfo_flags() -> None:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-import warnings
 
-from ....errors import GpulabWarning, ToolkitNotFoundError
+from ..versions import checked_version, replaced
 
 TESTED = ((0, 6),)
 """numba-cuda-mlir ``(major, minor)`` versions these patches were checked with."""
@@ -24,24 +23,12 @@ TESTED = ((0, 6),)
 @functools.lru_cache(maxsize=1)
 def check_version() -> tuple[int, ...]:
     """The installed numba-cuda-mlir version; warns once when the patches were not checked with it."""
-    from importlib.metadata import version
-
-    text = version("numba-cuda-mlir")
-    found = tuple(int(part) for part in text.split(".")[:3] if part.isdigit())
-    if found[:2] not in TESTED:
-        warnings.warn(f"gpulab's numba-cuda-mlir patches were checked with numba-cuda-mlir "
-                      f"{', '.join('.'.join(map(str, v)) + '.x' for v in TESTED)}, not {text}; if a build fails, "
-                      "install one of those", GpulabWarning, stacklevel=3)
-    return found
+    return checked_version("numba-cuda-mlir", TESTED)
 
 
 def _replaced(owner, name: str):
     """``owner.name``, which a patch replaces; a clear error when this numba-cuda-mlir has none."""
-    if not hasattr(owner, name):
-        raise ToolkitNotFoundError(
-            f"numba-cuda-mlir {'.'.join(map(str, check_version()))} has no {owner.__name__}.{name}, which gpulab "
-            f"patches; install numba-cuda-mlir {TESTED[-1][0]}.{TESTED[-1][1]}.x")
-    return getattr(owner, name)
+    return replaced(owner, name, "numba-cuda-mlir", TESTED)
 
 
 LLVM7_BELOW = (10, 0)
