@@ -110,14 +110,17 @@ def diff_text(data: dict) -> str:
 def diff_html(data: dict) -> str:
     """The counts, then the changed instructions side by side, coloured by change."""
     shown, more = _shown(data["rows"])
+    cell = "style='text-align:left;white-space:pre;padding:1px 16px 1px 4px'"  # a notebook right-aligns cells
     cells = "".join(
-        f"<tr style='background:{_COLOURS.get(tag, 'none')}'><td>{html.escape(left)}</td><td>{html.escape(right)}</td></tr>"
-        for tag, left, right in shown)
-    head = "".join(f"<th style='text-align:left'>{html.escape(label)}</th>" for label in data["labels"])
+        f"<tr style='background:{_COLOURS.get(tag, 'none')}'><td {cell}>{html.escape(left)}</td>"
+        f"<td {cell}>{html.escape(right)}</td></tr>" for tag, left, right in shown)
+    head = "".join(f"<th style='text-align:left;position:sticky;top:0;background:var(--jp-layout-color0,#fff)'>"
+                   f"{html.escape(label)}</th>" for label in data["labels"])
     tail = f"<div>... {more} more rows</div>" if more else ""
     return (f"<div class='gpulab-diff'>{diff_table(data)._repr_html_()}"
+            "<div style='max-height:36em;overflow:auto'>"  # the listing scrolls: it may be hundreds of rows
             "<table style='font-family:monospace;font-size:12px;border-collapse:collapse'>"
-            f"<thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>{tail}</div>")
+            f"<thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table></div>{tail}</div>")
 
 
 def tables_mimebundle(*tables: Table) -> dict:

@@ -52,9 +52,15 @@ def _table(data: dict) -> Table:
             for fold in data["folds"]]
     reference = f"; float64 reference {data['reference']}" if data["reference"] is not None else ""
     exact = f"; exact {data['exact']}" if data["exact"] is not None else ""
-    caption = (f"reduce({data['name']}) of {data['n']} {data['dtype']} items from initial {data['initial']}"
+    caption = (f"reduce({data['name']}) of {data['n']:,} {data['dtype']} items from initial {data['initial']}"
                f"{reference}{exact}")
     return Table(columns, rows, caption)
+
+
+def too_many_to_draw(data: dict) -> str:
+    """Why no tree is drawn, and how to see one."""
+    return (f"The trees of {data['n']:,} items are not drawn (at most {data['drawn_items']}): pass a slice, "
+            f"xs[:{data['drawn_items']}], to see them.")
 
 
 def fold_orders_html(data: dict) -> str:
@@ -69,7 +75,7 @@ def fold_orders_html(data: dict) -> str:
                          f"{fold['depth']} combines deep</div><div style='display:flex;flex-wrap:wrap;"
                          f"align-items:center'>{_tree_html(fold['tree'], top)}</div>")
     else:
-        parts.append(f"<div style='font-size:small'>{data['n']} items: too many trees to draw</div>")
+        parts.append(f"<div style='font-size:small'>{too_many_to_draw(data)}</div>")
     return f"<div class='gpulab-fold-orders'>{''.join(parts)}</div>"
 
 
@@ -78,6 +84,8 @@ def fold_orders_text(data: dict) -> str:
     lines = [repr(_table(data))]
     if data["items"] is not None:
         lines += [f"{fold['order']}: {tree_text(fold['tree'])}" for fold in data["folds"]]
+    else:
+        lines.append(too_many_to_draw(data))
     return "\n".join(lines)
 
 

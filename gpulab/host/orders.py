@@ -102,7 +102,7 @@ class FoldOrders(Shown):
             return found
 
         return {
-            "name": self.name, "n": int(self.items.size), "dtype": str(self.items.dtype),
+            "name": self.name, "n": int(self.items.size), "drawn_items": DRAWN_ITEMS, "dtype": str(self.items.dtype),
             "initial": _text(self.initial),
             "items": [_text(x) for x in self.items] if self.items.size <= DRAWN_ITEMS else None,
             "reference": None if self.reference is None else _text(self.reference),

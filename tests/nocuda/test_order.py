@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import gpulab
+from gpulab.display.order import fold_orders_mimebundle
 from gpulab.errors import ArgumentError
 from gpulab.host import portable
 from gpulab.options import BuildOptions, build_options
@@ -264,6 +265,8 @@ def test_fold_orders_of_thirteen_items_folds_the_blocks_of_thirteens_digits():
     assert [fold.depth for fold in found.folds] == [13, 6] and float(found.folds[1].value) == 78.0
     large = gpulab.fold_orders(add, np.ones(1000, np.float32), np.float32(0))
     assert large.as_dict()["items"] is None and all(fold.tree is None for fold in large.folds)
+    for shown in fold_orders_mimebundle(large.as_dict()).values():
+        assert "of 1,000 float32 items" in shown and "pass a slice, xs[:64], to see them" in shown
     with pytest.raises(ArgumentError, match="fold_orders compares sequential and portable, not 'device'"):
         gpulab.fold_orders(add, np.ones(3, np.float32), np.float32(0), orders=("device",))
 
