@@ -265,9 +265,19 @@ class BuildCache:
         if self._writable:
             self._store(key, *encode(value))
 
-    def _produce(self, key: str, build: Callable[[], T],
-                 encode: Callable[[T], Entry], decode: Callable[[Meta, Blobs], T]) -> T:
-        """Load ``key`` from the first folder that has a good entry, or build it and write it."""
+    def load(self, key: str, *, decode: Callable[[Meta, Blobs], T]) -> T | None:
+        """Return the value the first folder that has a good entry of ``key`` holds, or None.
+
+        Memory is neither read nor filled: for a small value its owner keeps
+        in memory itself, written with :meth:`put` when it is worth keeping.
+        ``decode`` is as for :meth:`get_or_build`.
+        """
+        check_key(key)
+        value = self._from_folders(key, decode)
+        return None if value is _MISSING else value
+
+    def _from_folders(self, key: str, decode: Callable[[Meta, Blobs], T]) -> Any:
+        """The value of the first folder that has a good entry of ``key``, or ``_MISSING``."""
         for layer in (self._private, *self._shared):
             if layer.folder is None:
                 continue
@@ -277,6 +287,14 @@ class BuildCache:
                     layer.hits += 1
                     return value
                 layer.misses += 1
+        return _MISSING
+
+    def _produce(self, key: str, build: Callable[[], T],
+                 encode: Callable[[T], Entry], decode: Callable[[Meta, Blobs], T]) -> T:
+        """Load ``key`` from the first folder that has a good entry, or build it and write it."""
+        value = self._from_folders(key, decode)
+        if value is not _MISSING:
+            return value
         with self._lock:
             self._builds += 1
         value = build()

@@ -20,12 +20,17 @@ values), under a time limit: a value that makes it raise is skipped, and
 when the limit passes a timer sets the run's stop flag, which the
 operator's loops check (:mod:`gpulab.stops`) as the probe does between
 calls, so an operator that loops ends the probe with what it found.
-The verdict is kept per kernel fingerprint, element type and uniform values.
+The verdict is kept per kernel fingerprint, element type and uniform values: in
+memory, and, where the probe ran to its end, in the build cache's folders
+(:class:`Verdict`), so that a build loaded from disk in a new process is not
+probed again (the interpreter types the operator with numba: ~0.6 s to import).
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import logging
 import math
 import threading
@@ -36,11 +41,13 @@ from itertools import product
 
 import numpy as np
 
+from .. import cache
 from ..errors import AssociativityWarning, GpulabError
 from ..kernel import Kernel
 from ..lru import LRU
 from ..stops import Stopped
 from ..types import ElementType
+from .spec import toolchain_versions
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +131,8 @@ class Finding:
 def probe(kernel: Kernel, element: ElementType) -> Finding | None:
     """The first triple of probe values on which ``kernel``'s two groupings differ, or None.
 
-    Kept per kernel fingerprint, element type and uniform values; a kernel
+    Kept per kernel fingerprint, element type and uniform values (in memory,
+    and in the build cache's folders when the probe ran to its end); a kernel
     that reads captured arrays is probed anew each time (their contents may
     have changed), and not at all when one lives on a device.
     """
@@ -133,9 +141,31 @@ def probe(kernel: Kernel, element: ElementType) -> Finding | None:
     except GpulabError:  # a device array, or a uniform gone bad: the call itself says so
         return None
     if kernel.arrays:
-        return _probe(kernel, element, trailing)
-    key = (kernel.fingerprint, element, tuple((v.dtype.str, v.tobytes()) for v in trailing))
-    return VERDICTS.get_or_make(key, lambda: _probe(kernel, element, trailing))
+        return _probe(kernel, element, trailing).finding(kernel, element)
+    key = verdict_key(kernel, element, trailing)
+    return VERDICTS.get_or_make(key, lambda: _stored_or_probed(key, kernel, element, trailing))
+
+
+def verdict_key(kernel: Kernel, element: ElementType, trailing: tuple) -> str:
+    """The cache key of the probe's verdict on ``kernel`` for ``element`` with these uniforms' values: a hex
+    digest of them, of the probe's values and tolerance, and of the versions of gpulab and the host's typing."""
+    document = {
+        "kernel": kernel.fingerprint, "element": np.lib.format.dtype_to_descr(element.dtype),
+        "uniforms": [[value.dtype.str, value.tobytes().hex()] for value in trailing],
+        "probe": [repr(probe_values(element)), ULPS], "versions": toolchain_versions(),
+    }
+    return "probe-" + hashlib.sha256(json.dumps(document, sort_keys=True, default=repr).encode()).hexdigest()[:40]
+
+
+def _stored_or_probed(key: str, kernel: Kernel, element: ElementType, trailing: tuple) -> Finding | None:
+    """The verdict a cache folder holds, else the probe's (written there when the probe ran to its end)."""
+    folders = cache.default_cache()
+    verdict = folders.load(key, decode=lambda meta, blobs: Verdict.decode(key, element, meta, blobs))
+    if verdict is None:
+        verdict = _probe(kernel, element, trailing, key)
+        if verdict.complete:
+            folders.put(key, verdict, encode=Verdict.encode)
+    return verdict.finding(kernel, element)
 
 
 def finding(record, kernel: Kernel, element: ElementType, associative: bool = False) -> Finding | None:
@@ -174,13 +204,73 @@ def warn(found: Finding | None, primitive: str, kernel: Kernel) -> None:
                            registry=registry)
 
 
+# --- the verdict ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    """What one probe found, as a cache entry keeps it.
+
+    Attributes
+    ----------
+    key : str
+        Its cache key (:func:`verdict_key`).
+    triple : (int, int, int) or None
+        The indices, among :func:`probe_values`, of the triple on which the groupings differ; None when they
+        agree on every triple tried.
+    left, right : bytes
+        ``f(f(a, b), c)`` and ``f(a, f(b, c))`` as the element type's bytes (empty when ``triple`` is None).
+    nonfinite : bool
+        As :attr:`Finding.nonfinite`.
+    complete : bool
+        Whether the probe ran to its end (one the time limit stopped is kept in memory only).
+    """
+
+    key: str
+    triple: tuple[int, int, int] | None
+    left: bytes
+    right: bytes
+    nonfinite: bool
+    complete: bool = True
+
+    def finding(self, kernel: Kernel, element: ElementType) -> Finding | None:
+        """The verdict as a :class:`Finding` on ``kernel``'s operator line, or None."""
+        if self.triple is None:
+            return None
+        values = probe_values(element)
+        return Finding(kernel.name, element, tuple(values[i] for i in self.triple), _scalar(self.left, element.dtype),
+                       _scalar(self.right, element.dtype), self.nonfinite, kernel.filename, _operator_line(kernel))
+
+    def encode(self) -> tuple[dict, dict]:
+        """The cache entry: ``(meta, blobs)``."""
+        return ({"triple": None if self.triple is None else list(self.triple), "nonfinite": self.nonfinite},
+                {"left": self.left, "right": self.right})
+
+    @classmethod
+    def decode(cls, key: str, element: ElementType, meta: dict, blobs: dict) -> Verdict:
+        """A verdict read back from its cache entry; ``ValueError`` for one that cannot be ``element``'s."""
+        triple = meta["triple"]
+        verdict = cls(key, None if triple is None else tuple(triple), blobs["left"], blobs["right"],
+                      meta["nonfinite"])
+        if triple is not None:
+            count, size = len(probe_values(element)), element.dtype.itemsize
+            if (len(triple) != 3 or not all(isinstance(i, int) and 0 <= i < count for i in triple)
+                    or len(verdict.left) != size or len(verdict.right) != size):
+                raise ValueError(f"a verdict that is not one of {element.name}'s")
+        return verdict
+
+
+def _scalar(data: bytes, dtype: np.dtype):
+    """``data`` as one value of ``dtype``, read as the probe reads its values (an ``np.record`` for a record)."""
+    cell = np.frombuffer(bytearray(data), dtype)
+    return (cell.view(np.recarray) if dtype.names is not None else cell)[0]
+
+
 # --- the probe -------------------------------------------------------------------
-def _probe(kernel: Kernel, element: ElementType, trailing: tuple) -> Finding | None:
+def _probe(kernel: Kernel, element: ElementType, trailing: tuple, key: str = "") -> Verdict:
     started = time.perf_counter()
     try:
         f = kernel.python_function()
     except GpulabError:
-        return None
+        return Verdict(key, None, b"", b"", False, complete=False)
     values = probe_values(element)
     store = _Store(element.dtype)
     pairs: dict = {}
@@ -222,16 +312,22 @@ def _probe(kernel: Kernel, element: ElementType, trailing: tuple) -> Finding | N
                         break
                 if found:
                     break
+        complete = True
     except Stopped:
+        complete = False
         log.debug("the associativity probe of `%s` stopped after %.2f s", kernel.name, SECONDS)
     finally:
         timer.cancel()
     log.debug("probed `%s` for %s in %.1f ms", kernel.name, element.name, 1e3 * (time.perf_counter() - started))
     if found is None:
-        return None
+        return Verdict(key, None, b"", b"", False, complete)
     i, j, k, left, right, nonfinite = found
-    return Finding(kernel.name, element, (values[i], values[j], values[k]), left, right, nonfinite,
-                   kernel.filename, _operator_line(kernel))
+    return Verdict(key, (i, j, k), _bytes(left, element.dtype), _bytes(right, element.dtype), nonfinite, complete)
+
+
+def _bytes(value, dtype: np.dtype) -> bytes:
+    """A result the probe stored as ``dtype`` (a NumPy scalar or an ``np.record``), as its bytes."""
+    return value.tobytes() if isinstance(value, np.void) else np.asarray(value, dtype).tobytes()
 
 
 def _operator_line(kernel: Kernel) -> int:

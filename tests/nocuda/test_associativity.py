@@ -223,6 +223,57 @@ def test_the_verdict_is_kept_per_kernel_type_and_uniform_values():
         SCALE = 1
 
 
+@pytest.fixture
+def folder(tmp_path):
+    """An empty cache folder of this test's own as the default cache, and no verdict in memory."""
+    from gpulab.cache import BuildCache, reset_default_cache
+
+    associativity.VERDICTS.clear()
+    reset_default_cache(BuildCache(tmp_path / "cache", shared=()))
+    yield tmp_path / "cache"
+    reset_default_cache()
+    associativity.VERDICTS.clear()
+
+
+def verdicts_in(folder) -> list:
+    return sorted(path.name for path in folder.rglob("probe-*.gpulab"))
+
+
+@pytest.mark.parametrize("fn", [mean, index_difference, add])
+def test_a_verdict_is_read_back_from_the_cache_folder_without_probing_again(fn, folder, monkeypatch):
+    kernel = as_kernel(fn)
+    element = kernel.declared.args[0]
+    first = probe(kernel, element)
+    assert len(verdicts_in(folder)) == 1
+    associativity.VERDICTS.clear()  # as in a new process
+    monkeypatch.setattr(associativity, "_probe", lambda *args: pytest.fail("probed again"))
+    again = probe(kernel, element)
+    if first is None:
+        assert again is None
+    else:
+        assert (again.counterexample(), again.severity, again.line) == (first.counterexample(), first.severity,
+                                                                        first.line)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(again.values, first.values))
+
+
+def test_a_probe_the_time_limit_stopped_is_not_kept_in_the_folder(folder):
+    assert found(slow) is None
+    assert verdicts_in(folder) == []
+
+
+def test_a_forged_verdict_is_refused_with_a_warning_and_probed_again(folder):
+    from gpulab.cache import CacheWarning, default_cache
+
+    kernel = as_kernel(sub)
+    element = kernel.declared.args[0]
+    key = associativity.verdict_key(kernel, element, kernel.host_arguments())
+    forged = associativity.Verdict(key, (99, 0, 0), b"1234", b"1234", False)
+    default_cache().put(key, forged, encode=associativity.Verdict.encode)
+    with pytest.warns(CacheWarning, match="a verdict that is not one of int32's"):
+        finding = probe(kernel, element)
+    assert finding.counterexample() == "sub(sub(a, b), c) = -1 but sub(a, sub(b, c)) = 1, for a = 1, b = 1, c = 1"
+
+
 def test_a_record_with_an_operator_in_a_tree_is_probed_by_its_record_alone():
     """A primitive added later (segmented_reduce, reduce_by_key) needs nothing but its record's operator."""
     reduce = PRIMITIVES["reduce"]
