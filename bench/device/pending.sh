@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The pending GPU checks of several issues in one device call, most needed first, within DEADLINE seconds
-# (default 420): the GPU tests of the new primitives (issue 41), of the associativity probe (issue 38) and of
-# gpulab.profile (issue 43) on pytest-xdist workers; one bench round of the segment, histogram and sort rows
-# beside CuPy and cuda.compute (issue 41); the profiler's overhead and notebook 10 executed (issue 43).
-# Each issue's own script (bench/device/issueNN*.sh) runs its full set. Run from the project root on an H100
-# (nvidia-h100-x1: Nsight Compute reads counters there), carrying .whl and gpulab/notebook/static (the live
-# view's built assets, which git ignores); logs go to $OUT.
+# (default 420): records of 32 to 128 bytes built in smaller tiles against the host, the host's float16 and
+# mixed-type promotion against the device (issue 39) and sort's tests (issue 41) on pytest-xdist workers; one
+# bench round of the histogram and sort rows beside CuPy and cuda.compute (issue 41); notebook 10 executed
+# (issue 43). Each issue's own script (bench/device/issueNN*.sh) runs its full set. Run from the project root
+# on an H100 (nvidia-h100-x1: Nsight Compute reads counters there), carrying .whl and gpulab/notebook/static
+# (the live view's built assets, which git ignores); logs go to $OUT.
 set -u
 START=$(date +%s)
 DEADLINE=${DEADLINE:-420}
@@ -16,27 +16,17 @@ left() { echo $(( DEADLINE - ($(date +%s) - START) )); }
 step() { echo "== $(( $(date +%s) - START )) s: $*"; }
 cap() { local want=$1 have; have=$(left); echo $(( want < have ? want : (have > 5 ? have : 5) )); }
 
-step "GPU tests (41, 38, 43)"
+step "GPU tests: records in smaller tiles, promotion (39), sort_by_key of a dtype class (41)"
 WORKERS=""
 python3 -c "import xdist" 2>/dev/null && WORKERS="-n 6 --dist loadfile"
-mkdir -p /tmp/profiles
-GPULAB_PROFILES_OUT=/tmp/profiles timeout "$(cap 210)" python3 -m pytest $WORKERS \
-  tests/gpu/test_segments_on_device.py tests/gpu/test_histogram_on_device.py tests/gpu/test_sort_on_device.py \
-  tests/gpu/test_associativity_on_device.py tests/gpu/test_profile.py -m gpu -q -p no:cacheprovider -rfE \
+timeout "$(cap 220)" python3 -m pytest $WORKERS tests/gpu/test_large_items_on_device.py \
+  tests/gpu/test_promotion_on_device.py tests/gpu/test_sort_on_device.py -m gpu -q -p no:cacheprovider -rfE \
   --durations=15 > "$OUT/gpu-tests.log" 2>&1
 echo "tests rc $?"; tail -30 "$OUT/gpu-tests.log"
 
-step "bench: segments (41)"
-timeout "$(cap 55)" python3 bench/primitives.py --only segments --out "$OUT/bench-segments" > "$OUT/bench-segments.log" 2>&1
-echo "rc $?"; tail -30 "$OUT/bench-segments.log"
-
-step "bench: histogram and sort (41)"
+step "bench: histogram and sort beside CuPy and cuda.compute (41)"
 timeout "$(cap 70)" python3 bench/histogram_sort.py --runs 1 --out "$OUT/bench-sortgram" > "$OUT/bench-sortgram.log" 2>&1
 echo "rc $?"; tail -30 "$OUT/bench-sortgram.log"
-
-step "profiler overhead (43)"
-timeout "$(cap 50)" python3 bench/profile_overhead.py "$OUT/profile-overhead.json" > "$OUT/profile-overhead.log" 2>&1
-echo "rc $?"; tail -15 "$OUT/profile-overhead.log"
 
 step "notebook 10 on the GPU (43)"
 timeout "$(cap 150)" python3 bench/device/run_notebook.py notebooks/10-why-is-it-slow.ipynb "$OUT/10-why-is-it-slow.ipynb" \

@@ -11,7 +11,7 @@ placeholders of a primitive's own template are filled with its inputs here.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -50,6 +50,11 @@ SCAN_RESIDENT_THREADS = 1280
 TILE_RESIDENT_THREADS = 1024
 LOOKBACK_TILES = 256  # the look-back window: tiles whose status each tile reads (lookback.cu)
 LOOKBACK_GROUP = 16  # window slots one thread folds before thread 0 folds the groups (lookback.cu)
+# A tile whose shared memory is more than a block may declare (records of 32 bytes and more) is halved until
+# it fits (pipeline: the link says so): items per thread first, then threads, down to this many. The
+# segmented reduce's search needs its 256 threads (segmented_reduce.cu).
+MIN_SHRUNK_THREADS = 64
+FIXED_BLOCK = frozenset({"segmented_reduce"})
 # Histogram: shared-memory words of privatised counts per block (histogram.cu); more bins are counted in
 # global memory. 32 KiB holds 32 conflict-free copies of 256 bins.
 SHARED_BIN_WORDS = 8192
@@ -102,7 +107,7 @@ def _tuning() -> tuple:
             REDUCE_ROWS_IN_FLIGHT, REDUCE_MIN_BLOCKS, SCAN_BLOCK_THREADS, SCAN_THREAD_BYTES, MAX_SCAN_ITEMS,
             SCAN_RESIDENT_THREADS, TILE_RESIDENT_THREADS, LOOKBACK_TILES, LOOKBACK_GROUP, SHARED_BIN_WORDS,
             HISTOGRAM_MIN_BLOCKS, SEGMENT_EARLY_LOADS, RADIX_BITS, SORT_BLOCK_THREADS, MAX_SORT_ITEMS,
-            SORT_THREAD_BYTES, SORT_PORTION_TILES, SORT_MIN_BLOCKS)
+            SORT_THREAD_BYTES, SORT_PORTION_TILES, SORT_MIN_BLOCKS, MIN_SHRUNK_THREADS)
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,7 @@ def register_cap(target: Target, block_threads: int, min_blocks: int) -> int | N
 
 
 def geometry_for(types: list[ElementType], primitive: Primitive, payload: int = 0,
-                 portable: bool = False) -> Geometry:
+                 portable: bool = False, shrink: int = 0) -> Geometry:
     """Choose block size, vector width and items per thread for ``primitive`` on the widest of ``types``.
 
     The record's ``geometry`` says how the primitive cuts its work: blocks of
@@ -159,7 +164,9 @@ def geometry_for(types: list[ElementType], primitive: Primitive, payload: int = 
     filter), or tiles of ``scan_items`` items a thread ranked by radix digits
     (sort, whose items, then values of ``payload`` bytes, pass through shared
     memory). A ``portable`` fold's tiles, threads and rows are powers of two
-    (templates/order.cu): its counts are rounded down to one.
+    (templates/order.cu): its counts are rounded down to one. ``shrink``
+    halves a tile that many times (:func:`_shrunk`), for items too large for
+    its shared memory.
     """
     widest = max(t.itemsize for t in types)
     vectorisable = all(t.itemsize & (t.itemsize - 1) == 0 for t in types) and widest <= 16
@@ -178,7 +185,26 @@ def geometry_for(types: list[ElementType], primitive: Primitive, payload: int = 
         unroll = max(1, min(REDUCE_THREAD_BYTES // (vec * widest), rows, MAX_REDUCE_ITEMS // vec))
     if portable:
         unroll, scan_items = _power_of_two(unroll), max(vec, _power_of_two(scan_items))
-    return Geometry(block_threads, vec, unroll, scan_items)
+    geometry = Geometry(block_threads, vec, unroll, scan_items)
+    for _ in range(shrink if primitive.geometry in ("tile", "pairs") else 0):
+        geometry = _shrunk(geometry, primitive)
+    return geometry
+
+
+def _shrunk(geometry: Geometry, primitive: Primitive) -> Geometry:
+    """A tile half the size: half the items per thread, down to one (or a vector), then half the threads, down to
+    :data:`MIN_SHRUNK_THREADS` (which also halves the look-back window: :func:`_lookback_tiles`); the same tile
+    when it can shrink no more. Halving keeps a portable tile's powers of two."""
+    if geometry.scan_items > geometry.vec:
+        return replace(geometry, scan_items=max(geometry.vec, geometry.scan_items // 2))
+    if geometry.block_threads > MIN_SHRUNK_THREADS and primitive.name not in FIXED_BLOCK:
+        return replace(geometry, block_threads=geometry.block_threads // 2)
+    return geometry
+
+
+def _lookback_tiles(geometry: Geometry) -> int:
+    """The look-back window: :data:`LOOKBACK_TILES`, or fewer in a block of fewer threads (a shrunk tile's)."""
+    return min(LOOKBACK_TILES, geometry.block_threads)
 
 
 def _power_of_two(count: int) -> int:
@@ -202,7 +228,7 @@ def _scan_min_blocks(primitive: Primitive, types: list[ElementType], geometry: G
 def generate(primitive: Primitive, name: str, target: Target, inputs: list[ElementType], result: ElementType,
              uniforms: list[tuple[str, ElementType]], *, iota: tuple[bool, ...] = (), index_bits: int = 32,
              exclusive: bool = False, arrays: list[tuple[str, ArrayType]] = (), mapped: tuple = (),
-             keys: ElementType | None = None, payload: int = 0, order: str = "device") -> Source:
+             keys: ElementType | None = None, payload: int = 0, order: str = "device", shrink: int = 0) -> Source:
     """Generate the CUDA C++ for one primitive around the operator ``gpulab_op``.
 
     Parameters
@@ -235,6 +261,9 @@ def generate(primitive: Primitive, name: str, target: Target, inputs: list[Eleme
         For sort: bytes of the value moved with each item (0: none).
     order : {"device", "portable"}
         For the primitives that fold: their tree (``"portable"``: templates/order.cu).
+    shrink : int
+        How many times a tile is halved (:func:`geometry_for`): a tile of large items whose shared memory is
+        more than a block may declare is built again smaller.
     """
     count = primitive.input_count(len(inputs))
     kinds = input_kinds(count, iota, mapped)
@@ -246,7 +275,7 @@ def generate(primitive: Primitive, name: str, target: Target, inputs: list[Eleme
     # operator results (a fold's are its inputs' type) never reach memory.
     check_order(primitive, order)
     geometry = geometry_for([*read, result] if primitive.elementwise else read, primitive, payload,
-                            portable=order == "portable")
+                            portable=order == "portable", shrink=shrink)
     scan_min_blocks = _scan_min_blocks(primitive, element_types, geometry)
     min_blocks = {"fold": REDUCE_MIN_BLOCKS, "tile": scan_min_blocks, "pairs": scan_min_blocks,
                   "bins": HISTOGRAM_MIN_BLOCKS, "radix": SORT_MIN_BLOCKS}.get(primitive.geometry)
@@ -306,7 +335,7 @@ def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: 
         f"#define SMALL_ITEMS {geometry.small_items}  // items per thread of a scan or filter of one short tile\n"
         "#define SMALL_TILE (BLOCK_THREADS * SMALL_ITEMS)  // what takes that path (tile.cu)\n"
         f"#define SCAN_MIN_BLOCKS {min_blocks}  // blocks per SM scan and filter must fit\n"
-        f"#define LOOKBACK_TILES {LOOKBACK_TILES}  // the look-back window, in tiles\n"
+        f"#define LOOKBACK_TILES {_lookback_tiles(geometry)}  // the look-back window, in tiles\n"
         f"#define LOOKBACK_GROUP {LOOKBACK_GROUP}  // window slots folded by one thread\n"
         f"#define EXCLUSIVE {'true' if exclusive else 'false'}\n"
         f"#define PORTABLE_ORDER {int(order == 'portable')}  // folds in the portable tree (order.cu), else the "

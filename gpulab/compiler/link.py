@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -132,6 +133,16 @@ def link(kernel: Artifact, operator: Artifact, target: Target, options: BuildOpt
         assemble = common + (["-lto"] if libraries else []) + flags.ptxas(options, max_registers)
     cubin, info = _run(assemble, inputs, want_ptx=False)
     return Linked(cubin=cubin, ptx=ptx, info_log=info)
+
+
+_TOO_MUCH_SHARED = re.compile(r"uses too much shared data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max\)")
+
+
+def shared_overflow(error: LinkError) -> tuple[int, int] | None:
+    """``(bytes, most)`` where ``error`` is ptxas refusing a kernel's shared memory (more than a block may
+    declare), else None."""
+    found = _TOO_MUCH_SHARED.search(str(error))
+    return (int(found[1], 16), int(found[2], 16)) if found else None
 
 
 def _optimise(options: list[str], inputs: list[Artifact]) -> str:

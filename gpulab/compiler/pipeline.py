@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from .. import cache, registry
-from ..errors import ArgumentError, KernelTypeError
+from ..errors import ArgumentError, KernelTypeError, LimitError, LinkError
 from ..kernel import Kernel, as_kernel
 from ..lru import LRU
 from ..mapped import Mapped, walk
@@ -137,10 +137,7 @@ def _run_pipeline(spec: BuildSpec, progress: Progress, timings: dict[str, float]
     else:
         kernel_code = pending.result()
     with _stage(timings, "link", progress):
-        libraries = dict.fromkeys(library for op in (operator, *inputs) for library in op.libraries)
-        linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, options,
-                           libraries=tuple(libraries), max_registers=generated.register_cap,
-                           more=tuple(op.code(options.code_kind) for op in inputs))
+        linked, generated = _link_fitting(spec, generated, kernel_code, operator, inputs, timings)
     python_source, python_first_line = _python_pane(spec)
     with _stage(timings, "resources", progress):
         sources = linemap.Sources(kernel.compiled_filename, python_first_line, len(python_source.splitlines()))
@@ -156,6 +153,42 @@ def _run_pipeline(spec: BuildSpec, progress: Progress, timings: dict[str, float]
         parameters=generated.parameters, register_cap=generated.register_cap, timings=timings,
         built_at=time.time(),
     )
+
+
+def _link_fitting(spec: BuildSpec, generated: codegen.Source, kernel_code: Artifact, operator, inputs: list,
+                  timings: dict) -> tuple[link.Linked, codegen.Source]:
+    """Link the kernel with the operators; where ptxas finds the kernel's shared memory more than a block may
+    declare (a tile of large records), generate and link it in smaller tiles (codegen's ``shrink``) until it
+    fits, or say that it cannot."""
+    options = spec.options
+    libraries = tuple(dict.fromkeys(library for op in (operator, *inputs) for library in op.libraries))
+    shrink = 0
+    while True:
+        try:
+            linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, options,
+                               libraries=libraries, max_registers=generated.register_cap,
+                               more=tuple(op.code(options.code_kind) for op in inputs))
+            return linked, generated
+        except LinkError as exc:
+            overflow = link.shared_overflow(exc)
+            if overflow is None:
+                raise
+            shrink += 1
+            smaller = _generate(spec, operator.result, {}, shrink=shrink)
+            if smaller.geometry == generated.geometry:
+                raise LimitError(
+                    f"{spec.primitive} of {_items_named(spec)} needs {overflow[0]:,} bytes of shared memory per "
+                    f"block even in its smallest tiles, more than the {overflow[1]:,} a kernel may declare: use "
+                    "smaller items (fewer or narrower fields), or keep the large fields in an array the operator "
+                    "reads by index (a captured array)", spec.kernel.location()) from None
+            generated = smaller
+            kernel_code = _compile_kernel(spec, operator.result, timings, shrink=shrink)
+
+
+def _items_named(spec: BuildSpec) -> str:
+    """``64-byte record items`` or ``16-byte complex128 items``: what a tile holds, as a message says it."""
+    dtype = spec.inputs[0].dtype
+    return f"{dtype.itemsize}-byte {'record' if dtype.names else dtype.name} items"
 
 
 def _python_pane(spec: BuildSpec) -> tuple[str, int]:
@@ -186,13 +219,13 @@ def _input_operators(spec: BuildSpec) -> list:
 
 
 def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | None = None,
-              progress: Progress | None = None) -> codegen.Source:
+              progress: Progress | None = None, shrink: int = 0) -> codegen.Source:
     options = spec.options
     with _stage(timings, "codegen", progress):
         return codegen.generate(spec.record, name or spec.kernel.name, spec.target, list(spec.inputs), result,
                                 list(spec.uniforms), iota=options.iota, index_bits=options.index_bits,
                                 exclusive=options.exclusive, arrays=list(spec.arrays), mapped=spec.mapped,
-                                keys=spec.keys, payload=options.payload, order=options.order)
+                                keys=spec.keys, payload=options.payload, order=options.order, shrink=shrink)
 
 
 KERNEL_CODE: LRU = LRU(64)
@@ -202,8 +235,9 @@ options are compiled by NVRTC once per process, whatever functions they are buil
 _ANONYMOUS = "op"  # the name the text NVRTC compiles gives every operator (same lines as the shown text)
 
 
-def _compile_kernel(spec: BuildSpec, result: ElementType, timings: dict, progress: Progress | None = None):
-    text = _generate(spec, result, {}, name=_ANONYMOUS).text
+def _compile_kernel(spec: BuildSpec, result: ElementType, timings: dict, progress: Progress | None = None,
+                    shrink: int = 0):
+    text = _generate(spec, result, {}, name=_ANONYMOUS, shrink=shrink).text
     nvrtc_flags = flags.nvrtc(spec.options, spec.target)
     with _stage(timings, "nvrtc", progress):
         return KERNEL_CODE.get_or_make(
