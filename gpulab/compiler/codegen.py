@@ -283,7 +283,8 @@ def generate(primitive: Primitive, name: str, target: Target, inputs: list[Eleme
     all_arrays = [*arrays, *(a for spec in operators for a in spec.arrays)]
     sections = [
         _header(primitive.name, name, target.arch, index_bits),
-        _constants(geometry, scan_min_blocks, index_bits, exclusive, order) + _own_constants(primitive, payload),
+        _constants(geometry, scan_min_blocks, index_bits, exclusive, order, shrink) +
+        _own_constants(primitive, payload),
         _types(primitive, inputs, result, uniforms, arrays, element_types, all_uniforms, all_arrays, keys, payload),
         _piece("common"),
         _accessors(primitive, items, kinds, len(arrays)),
@@ -315,10 +316,13 @@ def _header(primitive, name, target, index_bits) -> str:
     )
 
 
-def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: bool, order: str) -> str:
+def _constants(geometry: Geometry, min_blocks: int, index_bits: int, exclusive: bool, order: str,
+               shrink: int = 0) -> str:
     index_type = "int" if index_bits == 32 else "long long"
+    halved = (f"// The tile is halved {shrink} time(s) from its usual shape: for items this large, that shape's "
+              "shared memory\n// was more than the 48 KiB a kernel may declare.\n" if shrink else "")
     return (
-        "// ---- Tuning -------------------------------------------------------------------\n"
+        "// ---- Tuning -------------------------------------------------------------------\n" + halved +
         f"#define BLOCK_THREADS {geometry.block_threads}\n"
         "#define WARP_THREADS 32\n"
         "#define WARPS_PER_BLOCK (BLOCK_THREADS / WARP_THREADS)\n"

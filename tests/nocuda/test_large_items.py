@@ -38,6 +38,7 @@ def test_a_tile_of_large_records_is_built_smaller_until_it_fits(primitive, size,
     assert built.geometry.scan_tile < usual.scan_tile  # smaller than its usual shape, which did not fit
     assert max(r.shared_bytes for r in built.resources.values()) <= MOST_SHARED
     assert f"#define SCAN_ITEMS {built.geometry.scan_items} " in built.source
+    assert "// The tile is halved" in built.source  # the CUDA pane says why its tile is smaller
     line = larger.__code__.co_firstlineno + 2 if primitive != "filter" else positive.__code__.co_firstlineno + 1
     assert line in built.line_map.python_lines()  # the operator's line still reaches the SASS
 
@@ -45,7 +46,7 @@ def test_a_tile_of_large_records_is_built_smaller_until_it_fits(primitive, size,
 def test_a_tile_that_fits_keeps_its_usual_shape():
     built = build("scan", record(16))
     assert (built.geometry.block_threads, built.geometry.scan_items) == (codegen.SCAN_BLOCK_THREADS, 8)
-    assert f"#define LOOKBACK_TILES {codegen.LOOKBACK_TILES} " in built.source
+    assert f"#define LOOKBACK_TILES {codegen.LOOKBACK_TILES} " in built.source and "halved" not in built.source
 
 
 def test_a_block_of_fewer_threads_looks_back_over_fewer_tiles():
