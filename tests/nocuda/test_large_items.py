@@ -62,3 +62,11 @@ def test_records_too_large_for_the_smallest_tile_are_refused_with_what_to_do():
                                          r"kernel may declare: use smaller items") as caught:
         build("segmented_reduce", record(64))
     assert caught.value.location is not None
+
+
+def test_numba_cuda_mlir_operators_are_built_in_smaller_tiles_too():
+    pytest.importorskip("numba_cuda_mlir")
+    built = gpulab.compile("scan", larger, types=[record(64)] * 2, target="sm_90", frontend="numba-cuda-mlir",
+                           associative=True)
+    assert built.geometry.block_threads < codegen.SCAN_BLOCK_THREADS
+    assert max(r.shared_bytes for r in built.resources.values()) <= MOST_SHARED
