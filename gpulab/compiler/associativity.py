@@ -61,7 +61,7 @@ SILENCE = "pass associative=True (%%gpukernel --associative)"
 """How to silence the probe for one call, as every message says it."""
 
 VERDICTS: LRU = LRU(256)
-"""Findings (or None) by (kernel fingerprint, element type, the uniforms' values)."""
+"""Findings (or None) by (kernel fingerprint, element type, the uniforms' values); on disk by :func:`verdict_key`."""
 
 
 @dataclass(frozen=True)
@@ -142,8 +142,8 @@ def probe(kernel: Kernel, element: ElementType) -> Finding | None:
         return None
     if kernel.arrays:
         return _probe(kernel, element, trailing).finding(kernel, element)
-    key = verdict_key(kernel, element, trailing)
-    return VERDICTS.get_or_make(key, lambda: _stored_or_probed(key, kernel, element, trailing))
+    in_memory = (kernel.fingerprint, element, tuple((v.dtype.str, v.tobytes()) for v in trailing))
+    return VERDICTS.get_or_make(in_memory, lambda: _stored_or_probed(kernel, element, trailing))
 
 
 def verdict_key(kernel: Kernel, element: ElementType, trailing: tuple) -> str:
@@ -157,8 +157,9 @@ def verdict_key(kernel: Kernel, element: ElementType, trailing: tuple) -> str:
     return "probe-" + hashlib.sha256(json.dumps(document, sort_keys=True, default=repr).encode()).hexdigest()[:40]
 
 
-def _stored_or_probed(key: str, kernel: Kernel, element: ElementType, trailing: tuple) -> Finding | None:
+def _stored_or_probed(kernel: Kernel, element: ElementType, trailing: tuple) -> Finding | None:
     """The verdict a cache folder holds, else the probe's (written there when the probe ran to its end)."""
+    key = verdict_key(kernel, element, trailing)  # a digest of the probe's values too: on a miss in memory only
     folders = cache.default_cache()
     verdict = folders.load(key, decode=lambda meta, blobs: Verdict.decode(key, element, meta, blobs))
     if verdict is None:
