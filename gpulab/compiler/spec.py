@@ -16,6 +16,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -124,13 +125,24 @@ def toolchain_versions(frontend: str = "numba-cuda") -> dict:
     from . import codegen, frontends
 
     return {
-        "gpulab": _distribution_version("gpulab") or "source",
+        "gpulab": [_distribution_version("gpulab") or "source", _source_digest()],
         "templates": codegen.fingerprint(),
         "numba-cuda": _distribution_version("numba-cuda"),  # the host's typing rule, whatever the frontend
         frontend: _distribution_version(frontends.frontends()[frontend].distribution),
         "nvrtc": _distribution_version("nvidia-cuda-nvrtc") or _library_version("nvrtc"),
         "nvjitlink": _distribution_version("nvidia-nvjitlink") or _library_version("link"),
     }
+
+
+@functools.lru_cache(maxsize=1)
+def _source_digest() -> str:
+    """A digest of gpulab's Python sources: a changed rule (a type refused, a tile halved) makes new keys where the
+    version stays the same (a source checkout, an install from a branch), so no build made by older rules is served."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _distribution_version(distribution: str) -> str | None:

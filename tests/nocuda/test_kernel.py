@@ -2,6 +2,7 @@
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -173,6 +174,34 @@ def test_key_changes_with_what_changes_code():
     assert make_spec("reduce", f, types="f32,f32", target="sm_90", lto=False).key != base.key
     assert make_spec("scan", f, types="f32,f32", target="sm_90").key != base.key
 
+
+
+_KEY_SCRIPT = """
+from gpulab.compiler.pipeline import make_spec
+def add(a, b):
+    return a + b
+print(make_spec("reduce", add, types="f32,f32", target="sm_90").key)
+"""
+
+
+def test_a_changed_gpulab_rule_changes_every_key(tmp_path):
+    """A cache made by older rules (a frontend's refusals, the tiles' halving) is not served by a source checkout
+    whose version did not change: the key holds a digest of gpulab's Python sources."""
+    script = tmp_path / "key.py"
+    script.write_text(_KEY_SCRIPT)
+
+    def key_of(package: Path) -> str:
+        env = {**os.environ, "PYTHONPATH": str(package.parent)}
+        return subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    copy = tmp_path / "tree" / "gpulab"
+    shutil.copytree(Path(gpulab.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__", "static"))
+    original = key_of(copy)
+    rule = copy / "compiler" / "frontends" / "numba_cuda" / "signedness.py"
+    rule.write_text(rule.read_text() + "\n# a changed rule\n")
+    assert key_of(copy) != original
+    assert len(original) == 40
 
 def test_functions_without_source_are_explained():
     namespace = {}
