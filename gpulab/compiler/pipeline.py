@@ -122,8 +122,9 @@ def _run_pipeline(spec: BuildSpec, progress: Progress, timings: dict[str, float]
     kernel, options = spec.kernel, spec.options
     pending = None
     if spec.result is not None:
-        generated = _generate(spec, spec.result, timings, progress=progress)
-        pending = _worker().submit(_compile_kernel, spec, spec.result, timings, progress)
+        shrink = _known_shrink(spec, spec.result)
+        generated = _generate(spec, spec.result, timings, progress=progress, shrink=shrink)
+        pending = _worker().submit(_compile_kernel, spec, spec.result, timings, progress, shrink)
     with _stage(timings, "frontend", progress):
         operator = frontends.lower(
             kernel, spec.inputs, [t for _, t in spec.uniforms], result=spec.result, target=spec.target,
@@ -132,12 +133,13 @@ def _run_pipeline(spec: BuildSpec, progress: Progress, timings: dict[str, float]
             spec.record.check_operator(kernel, spec.inputs, operator.result)
         inputs = _input_operators(spec)
     if pending is None:
-        generated = _generate(spec, operator.result, timings, progress=progress)
-        kernel_code = _compile_kernel(spec, operator.result, timings, progress)
+        shrink = _known_shrink(spec, operator.result)
+        generated = _generate(spec, operator.result, timings, progress=progress, shrink=shrink)
+        kernel_code = _compile_kernel(spec, operator.result, timings, progress, shrink)
     else:
         kernel_code = pending.result()
     with _stage(timings, "link", progress):
-        linked, generated = _link_fitting(spec, generated, kernel_code, operator, inputs, timings)
+        linked, generated = _link_fitting(spec, generated, kernel_code, operator, inputs, timings, shrink)
     python_source, python_first_line = _python_pane(spec)
     with _stage(timings, "resources", progress):
         sources = linemap.Sources(kernel.compiled_filename, python_first_line, len(python_source.splitlines()))
@@ -156,18 +158,20 @@ def _run_pipeline(spec: BuildSpec, progress: Progress, timings: dict[str, float]
 
 
 def _link_fitting(spec: BuildSpec, generated: codegen.Source, kernel_code: Artifact, operator, inputs: list,
-                  timings: dict) -> tuple[link.Linked, codegen.Source]:
-    """Link the kernel with the operators; where ptxas finds the kernel's shared memory more than a block may
-    declare (a tile of large records), generate and link it in smaller tiles (codegen's ``shrink``) until it
-    fits, or say that it cannot."""
+                  timings: dict, shrink: int) -> tuple[link.Linked, codegen.Source]:
+    """Link the kernel (generated in tiles halved ``shrink`` times) with the operators; where ptxas finds the
+    kernel's shared memory more than a block may declare (a tile of large records), generate and link it in
+    smaller tiles (codegen's ``shrink``) until it fits, remembering how small, or say that it cannot."""
     options = spec.options
     libraries = tuple(dict.fromkeys(library for op in (operator, *inputs) for library in op.libraries))
-    shrink = 0
+    first = shrink
     while True:
         try:
             linked = link.link(kernel_code, operator.code(options.code_kind), spec.target, options,
                                libraries=libraries, max_registers=generated.register_cap,
                                more=tuple(op.code(options.code_kind) for op in inputs))
+            if shrink != first:
+                FITTING_SHRINK.put(_kernel_text(spec, operator.result), shrink)
             return linked, generated
         except LinkError as exc:
             overflow = link.shared_overflow(exc)
@@ -228,6 +232,17 @@ def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | N
                                 keys=spec.keys, payload=options.payload, order=options.order, shrink=shrink)
 
 
+FITTING_SHRINK: LRU[int] = LRU(64)
+"""How many times a kernel's tiles were halved before their shared memory fitted, by the kernel's usual text and
+NVRTC flags (:func:`_kernel_text` of no halving): another operator on the same large items is built in fitting tiles at once,
+without linking the refused shapes again (~1 s each)."""
+
+
+def _known_shrink(spec: BuildSpec, result: ElementType) -> int:
+    """How many times ``spec``'s tiles must be halved, as far as this process has learnt (0 when unknown)."""
+    return FITTING_SHRINK.get(_kernel_text(spec, result), 0) if len(FITTING_SHRINK) else 0
+
+
 KERNEL_CODE: LRU = LRU(64)
 """NVRTC's output by kernel text and flags (the target's and the options'). The kernel around an operator
 does not depend on the operator (only comments name it), so each primitive, element types, uniforms and
@@ -237,11 +252,15 @@ _ANONYMOUS = "op"  # the name the text NVRTC compiles gives every operator (same
 
 def _compile_kernel(spec: BuildSpec, result: ElementType, timings: dict, progress: Progress | None = None,
                     shrink: int = 0):
-    text = _generate(spec, result, {}, name=_ANONYMOUS, shrink=shrink).text
-    nvrtc_flags = flags.nvrtc(spec.options, spec.target)
+    text, nvrtc_flags = _kernel_text(spec, result, shrink)
     with _stage(timings, "nvrtc", progress):
         return KERNEL_CODE.get_or_make(
             (text, nvrtc_flags), lambda: nvrtc.compile_kernel(text, nvrtc_flags, output=spec.options.code_kind))
+
+
+def _kernel_text(spec: BuildSpec, result: ElementType, shrink: int = 0) -> tuple[str, tuple]:
+    """The kernel's text as NVRTC compiles it (its operator anonymous) and NVRTC's flags."""
+    return _generate(spec, result, {}, name=_ANONYMOUS, shrink=shrink).text, flags.nvrtc(spec.options, spec.target)
 
 
 @functools.lru_cache(maxsize=1)

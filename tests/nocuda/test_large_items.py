@@ -12,7 +12,7 @@ import pytest
 from large_items import larger, positive, record
 
 import gpulab
-from gpulab.compiler import codegen
+from gpulab.compiler import codegen, link
 from gpulab.errors import LimitError
 from gpulab.registry import PRIMITIVES
 
@@ -42,6 +42,21 @@ def test_a_tile_of_large_records_is_built_smaller_until_it_fits(primitive, size,
     line = larger.__code__.co_firstlineno + 2 if primitive != "filter" else positive.__code__.co_firstlineno + 1
     assert line in built.line_map.python_lines()  # the operator's line still reaches the SASS
 
+
+def smaller(a, b):
+    return b if b.f0 < a.f0 else a
+
+
+def test_another_operator_on_the_same_records_is_linked_in_fitting_tiles_at_once(monkeypatch):
+    """The halvings a kernel needed are remembered by its text: no refused shape is linked again (~1 s each)."""
+    first = build("scan", record(64))
+    links = []
+    real_link = link.link
+    monkeypatch.setattr(link, "link", lambda *args, **kw: links.append(args) or real_link(*args, **kw))
+    second = gpulab.compile("scan", smaller, types=[record(64)] * 2, target="sm_90", associative=True)
+    assert len(links) == 1
+    assert second.geometry == first.geometry and "// The tile is halved" in second.source
+    assert max(r.shared_bytes for r in second.resources.values()) <= MOST_SHARED
 
 def test_a_tile_that_fits_keeps_its_usual_shape():
     built = build("scan", record(16))
