@@ -1,5 +1,6 @@
 // Build the live view's anywidget module (src/widget.ts) and its stylesheet into
-// ../gpulab/notebook/static: widget.js (one ES module, minified) and widget.css (the palette of
+// ../gpulab/notebook/static: widget.js (one ES module, minified), loader.js (what each view's model
+// carries: it imports widget.js from the kernel's one shared copy) and widget.css (the palette of
 // ../gpulab/display/tokens.json, style/standalone.css, style/base.css).
 import { build } from 'esbuild';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,12 +13,12 @@ const out = resolve(root, '../gpulab/notebook/static');
 mkdirSync(out, { recursive: true });
 
 await build({
-  entryPoints: [resolve(root, 'src/widget.ts')],
+  entryPoints: ['widget', 'loader'].map(name => resolve(root, `src/${name}.ts`)),
   bundle: true,
   format: 'esm',
   minify: true,
   target: 'es2020',
-  outfile: resolve(out, 'widget.js'),
+  outdir: out,
   legalComments: 'none'
 });
 
@@ -28,4 +29,4 @@ const palette =
   `.gpulab-build.gpulab-standalone[data-gpulab-theme='dark']{color-scheme:dark;${scheme('dark')}}\n`;
 const css = ['style/standalone.css', 'style/base.css'].map(f => readFileSync(resolve(root, f), 'utf8'));
 writeFileSync(resolve(out, 'widget.css'), [palette, ...css].join('\n'));
-console.log(`widget.js and widget.css written to ${out}`);
+console.log(`widget.js, loader.js and widget.css written to ${out}`);

@@ -1,7 +1,9 @@
 """The live build view: an anywidget that draws a build as the JupyterLab extension does, and rebuilds.
 
 Its ES module is the extension's own view (``extension/src/widget.ts``), built into ``static/``
-(``npm --prefix extension run build:widget``; the Python package build runs it). It renders in
+(``npm --prefix extension run build:widget``; the Python package build runs it). The view's ~240 KB
+module and its CSS travel once per kernel, in one shared :class:`ViewModule` model; each view's own
+model carries a loader of ~1 KB (``extension/src/loader.ts``) that names it. It renders in
 every frontend with a widget manager: JupyterLab 4, Notebook 7, VS Code, Colab and marimo. The
 header's build bar asks the kernel, by a custom message, to rebuild with another target or with
 LTO, FMA or the bounds check flipped (through the build cache: going back is instant), or to show
@@ -15,9 +17,12 @@ and the HTML that nbviewer and GitHub show (docs/architecture.md says which fron
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 from pathlib import Path
 
 import anywidget
+import ipywidgets
 import traitlets
 
 from ..compiler.analysis.diff import diff as build_diff
@@ -32,7 +37,7 @@ from ..display.view import BuildView
 from ..errors import ArgumentError, GpulabError
 from .session import compile_targets
 
-__all__ = ["BuildWidget", "assets_built"]
+__all__ = ["BuildWidget", "ViewModule", "assets_built"]
 
 STATIC = Path(__file__).parent / "static"
 
@@ -40,7 +45,35 @@ STATIC = Path(__file__).parent / "static"
 def assets_built() -> bool:
     """Whether the view's ES module and CSS are in :data:`STATIC` (an install builds them; a source checkout on
     ``PYTHONPATH`` alone has none)."""
-    return all((STATIC / name).is_file() for name in ("widget.js", "widget.css"))
+    return all((STATIC / name).is_file() for name in ("widget.js", "loader.js", "widget.css"))
+
+
+class ViewModule(anywidget.AnyWidget):
+    """The view's ES module and stylesheet, shared by every view of a kernel (:func:`view_module`); never drawn.
+
+    A notebook of many views sends, and saves with its widget state, the module once, not once per view.
+    """
+
+    _esm = "export default {};"
+    source = traitlets.Unicode().tag(sync=True)
+    style = traitlets.Unicode().tag(sync=True)
+    digest = traitlets.Unicode().tag(sync=True)
+
+
+def view_module() -> ViewModule:
+    """The kernel's one open :class:`ViewModule` (made again when it was closed)."""
+    shared = _shared()
+    if shared.comm is None:
+        _shared.cache_clear()
+        shared = _shared()
+    return shared
+
+
+@functools.lru_cache(maxsize=1)
+def _shared() -> ViewModule:
+    source, style = ((STATIC / name).read_text(encoding="utf-8") for name in ("widget.js", "widget.css"))
+    digest = hashlib.sha256(source.encode() + b"\0" + style.encode()).hexdigest()[:16]
+    return ViewModule(source=source, style=style, digest=digest)
 
 
 # The options the header toggles: the build option, its label and what it does.
@@ -66,8 +99,8 @@ class BuildWidget(anywidget.AnyWidget):
         What a profiler measured on its lines (``Profile.measured``); a rebuild, not measured, drops it.
     """
 
-    _esm = STATIC / "widget.js"
-    _css = STATIC / "widget.css"
+    _esm = STATIC / "loader.js"
+    module = traitlets.Instance(ViewModule).tag(sync=True, **ipywidgets.widget_serialization)
     bundle = traitlets.Dict().tag(sync=True)
     controls = traitlets.Dict().tag(sync=True)
     busy = traitlets.Bool(False).tag(sync=True)
@@ -78,8 +111,8 @@ class BuildWidget(anywidget.AnyWidget):
     def __init__(self, build: Build, *, panes=PANES, compare: Build | None = None, measured: dict | None = None):
         self.build, self.panes, self.compare = build, tuple(panes), compare
         self._diff_id = ""  # the option the diff shown flips ("" for none)
-        super().__init__(bundle=bundle_of(build, panes=self.panes, compare=compare, measured=measured),
-                         controls=self._offer())
+        super().__init__(module=view_module(), controls=self._offer(),
+                         bundle=bundle_of(build, panes=self.panes, compare=compare, measured=measured))
         self.on_msg(self._on_message)
 
     def _offer(self) -> dict:

@@ -1,7 +1,9 @@
 """The live view's ES module alone, as VS Code's and Colab's widget managers load it (neither runs here).
 
-A page with no JupyterLab imports ``gpulab/notebook/static/widget.js`` and renders it with a model
-that holds a real build's state (anywidget's front-end model: ``get``, ``on``, ``off``, ``send``).
+A page with no JupyterLab imports the loader each view's model carries (``gpulab/notebook/static/loader.js``)
+and renders it with a model that holds a real build's state (anywidget's front-end model: ``get``, ``on``,
+``off``, ``send``, and the ``widget_manager`` that finds the shared module's model, whose state holds the
+view's module and CSS).
 The page's body is VS Code's (``vscode-dark`` and its ``--vscode-*`` variables) or Colab's
 (``--colab-*``): the view takes the host's colours, follows a theme switch, links lines on hover,
 and its build bar sends the kernel the messages :mod:`gpulab.notebook.live` answers.
@@ -16,26 +18,29 @@ from pathlib import Path
 import pytest
 
 import gpulab
-from gpulab.notebook.live import STATIC, BuildWidget
+from gpulab.notebook.live import STATIC, BuildWidget, view_module
 
 pytestmark = pytest.mark.browser
 
 HOST = "http://host.invalid"
-PAGE = """<!doctype html><html><head><style>{css}</style></head>
+PAGE = """<!doctype html><html><head></head>
 <body class="{body_class}" style="{variables}"><div id="out"></div>
 <script type="module">
-import widget from "{host}/widget.js";
+import loader from "{host}/loader.js";
 const state = {state};
+const shared = {shared};
 const listeners = {{}};
 window.sent = [];
+window.asked = [];
 window.model = {{
   get: k => state[k],
   set: (k, v) => {{ state[k] = v; (listeners["change:" + k] || []).forEach(f => f()); }},
   on: (e, f) => (listeners[e] = listeners[e] || []).push(f),
   off: (e, f) => (listeners[e] = (listeners[e] || []).filter(g => g !== f)),
   send: m => window.sent.push(m),
+  widget_manager: {{ get_model: async id => {{ window.asked.push(id); return {{ get: k => shared[k] }}; }} }},
 }};
-widget.render({{ model: window.model, el: document.getElementById("out") }});
+loader.render({{ model: window.model, el: document.getElementById("out") }});
 </script></body></html>"""
 VSCODE = ("vscode-dark", "--vscode-editor-background:#1e1e1e;--vscode-foreground:#cccccc;"
           "--vscode-editor-foreground:#d4d4d4;background:#1e1e1e")
@@ -50,15 +55,20 @@ def saxpy(x: gpulab.f32, y: gpulab.f32) -> gpulab.f32:
 def state():
     widget = BuildWidget(gpulab.compile("map", saxpy, target="sm_90"))
     return {k: v for k, v in widget.get_state().items() if k in ("bundle", "controls", "busy", "error",
-                                                                  "diff_title", "diff_text")}
+                                                                  "diff_title", "diff_text", "module")}
+
+
+def _script(value) -> str:
+    return json.dumps(value).replace("</", "<\\/")
 
 
 def _page(browser, state, body_class: str, variables: str):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    html = PAGE.format(css=(STATIC / "widget.css").read_text(), body_class=body_class, variables=variables,
-                       host=HOST, state=json.dumps(state).replace("</", "<\\/"))
-    page.route(f"{HOST}/widget.js", lambda route: route.fulfill(
-        body=(STATIC / "widget.js").read_text(), content_type="text/javascript"))
+    shared = {k: v for k, v in view_module().get_state().items() if k in ("source", "style", "digest")}
+    html = PAGE.format(body_class=body_class, variables=variables, host=HOST, state=_script(state),
+                       shared=_script(shared))
+    page.route(f"{HOST}/loader.js*", lambda route: route.fulfill(
+        body=(STATIC / "loader.js").read_text(), content_type="text/javascript"))
     page.route(f"{HOST}/", lambda route: route.fulfill(body=html, content_type="text/html"))
     page.goto(f"{HOST}/")
     return page
@@ -105,5 +115,32 @@ def test_in_a_colab_page_the_view_takes_colabs_colours(browser, state):
         assert view.evaluate("e => getComputedStyle(e).color") == "rgb(32, 33, 36)"
         assert re.fullmatch(r"\d+ linked", view.locator(".gpulab-pane[data-pane='sass'] .gpulab-linked-count")
                             .text_content() or "0 linked")
+    finally:
+        page.close()
+
+
+def test_views_on_one_page_import_the_shared_module_once(browser, state):
+    """Each view's loader (anywidget loads one per view) asks for the shared model; the page imports its module
+    and adds its stylesheet once; a view whose model names no module says what to do."""
+    from playwright.sync_api import expect
+
+    page = _page(browser, state, *COLAB)
+    try:
+        expect(page.locator(".gpulab-build")).to_have_count(1)
+        page.evaluate(f"""async () => {{
+            const second = document.body.appendChild(document.createElement('div'));
+            const loader = await import('{HOST}/loader.js?again');  // another copy, as anywidget makes per view
+            await loader.default.render({{ model: window.model, el: second }});
+            const none = {{ ...window.model, get: k => (k === 'module' ? null : window.model.get(k)) }};
+            const third = document.body.appendChild(document.createElement('div'));
+            third.id = 'none';
+            await loader.default.render({{ model: none, el: third }});
+        }}""")
+        expect(page.locator(".gpulab-build")).to_have_count(2)
+        assert page.evaluate("() => window.asked") == [state["module"].removeprefix("IPY_MODEL_")] * 2
+        assert page.evaluate("() => globalThis.__gpulabViewModules.size") == 1
+        assert page.locator("style[data-gpulab-view]").count() == 1
+        expect(page.locator("#none")).to_have_text("gpulab: this view's model names no shared module (saved by an "
+                                                   "older gpulab?): run its cell again")
     finally:
         page.close()

@@ -1,14 +1,16 @@
 """The live view's widget protocol in a real kernel, as any widget manager (VS Code's, Colab's) speaks it.
 
 No JupyterLab and no gpulab extension: a jupyter_client talks to an ipykernel of this interpreter.
-Displaying a build opens a ``jupyter.widget`` comm whose state carries the anywidget ES module, its
-CSS and the bundle; the display data names that model and carries the saved renderings too. A custom
+Displaying a build opens a ``jupyter.widget`` comm whose state carries anywidget's ES module (a loader
+of the view shared by the kernel's views, in one model opened once) and the bundle; the display data
+names that model and carries the saved renderings too. A custom
 message from the "frontend" rebuilds with LTO off; the kernel answers with state updates (busy, the
 new bundle); the same message back is served from the build cache.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import sys
@@ -93,9 +95,11 @@ def test_a_build_is_a_widget_any_manager_can_draw_and_it_rebuilds(kernel):
               and "bundle" in m["content"]["data"]["state"]]
     assert len(opened) == 1
     state, comm_id = opened[0]["content"]["data"]["state"], opened[0]["content"]["comm_id"]
-    # The state is all a widget manager needs: anywidget's module (the view), its CSS and the bundle.
-    assert "export" in state["_esm"] and "gpulab-build" in state["_esm"]
-    assert ".gpulab-build" in state["_css"] and "--gl-bg" in state["_css"]
+    # The state is all a widget manager needs: anywidget's module (a loader), the shared module's model, the bundle.
+    assert "export" in state["_esm"] and len(state["_esm"]) < 4096 and "_css" not in state
+    shared = shared_module(messages, state)
+    assert "export" in shared["source"] and "gpulab-build" in shared["source"] and len(shared["source"]) > 100_000
+    assert ".gpulab-build" in shared["style"] and "--gl-bg" in shared["style"] and len(shared["digest"]) == 16
     assert state["bundle"]["primitive"] == "reduce" and state["bundle"]["lto"] is True
     assert state["controls"]["targets"] and [t["field"] for t in state["controls"]["toggles"]] == [
         "lto", "fma", "boundscheck"]
@@ -132,6 +136,31 @@ def test_a_build_is_a_widget_any_manager_can_draw_and_it_rebuilds(kernel):
     for update in state_updates(ask({"kind": "diff", "id": "fma"}), comm_id):
         diff.update(update)
     assert "SASS instructions" in diff["diff_text"] and diff["diff_title"] == "fma vs no fma"
+
+
+def shared_module(messages, state) -> dict:
+    """The state of the module model a view's state names, opened among ``messages``."""
+    assert state["module"].startswith("IPY_MODEL_")
+    found = [m["content"]["data"]["state"] for m in messages if m["msg_type"] == "comm_open"
+             and m["content"]["comm_id"] == state["module"].removeprefix("IPY_MODEL_")]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_the_views_of_a_kernel_share_one_module(kernel):
+    """A second view sends no module of its own: it names the one the first view opened."""
+    kernel.execute(BUILD)
+    first = iopub_until(kernel, idle)
+    kernel.execute(BUILD.replace("sm_90", "sm_80"))
+    second = iopub_until(kernel, idle)
+    def opened(messages):
+        return [m["content"]["data"]["state"] for m in messages if m["msg_type"] == "comm_open"]
+
+    views = [s for s in opened(first) + opened(second) if "bundle" in s]
+    assert len(views) == 2 and views[0]["module"] == views[1]["module"]
+    assert len([s for s in opened(first) if "source" in s]) <= 1  # none when an earlier test's view opened it
+    assert not [s for s in opened(second) if "source" in s]
+    assert all(len(json.dumps(s)) < len(json.dumps(s["bundle"])) + 8192 for s in views)
 
 
 PROTOCOLS = """
