@@ -59,10 +59,13 @@ print(json.dumps({"import": imported, "compile": seconds, "timings": build.timin
 
 
 def child(seed: int, target: str, cache_dir: str, source_dir: str, frontend: str) -> dict:
-    env = dict(os.environ, GPULAB_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, GPULAB_CACHE_DIR=cache_dir,
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     path = os.path.join(source_dir, f"op{seed}.py")
     result = subprocess.run([sys.executable, "-c", CHILD, str(seed), target, path, frontend], env=env,
-                            capture_output=True, text=True, check=True)
+                            capture_output=True, text=True)
+    if result.returncode:
+        sys.exit(f"a build of frontend={frontend} failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 

@@ -2,7 +2,7 @@
 
 ``python bench/order.py [--runs 3] [--json FILE]`` times, in each run, a device-to-device copy of the items,
 then reused ``make_reduce`` and ``make_scan`` objects of ``a + b`` in both orders (median of CUDA events,
-bench/primitives.py's ``gpu_seconds``), and prints GB/s, the ratio to that run's copy and portable's ratio to
+bench/timing.py's ``gpu_seconds``), and prints GB/s, the ratio to that run's copy and portable's ratio to
 device (issue 44's targets: reduce within 5%, scan within 10%). Where the cost comes from, the templates say
 (gpulab/compiler/templates/order.cu, reduce.cu, scan.cu).
 """
@@ -16,7 +16,8 @@ import cupy
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from primitives import N, add, gpu_seconds  # noqa: E402
+from primitives import N, add  # noqa: E402
+from timing import gpu_seconds  # noqa: E402
 
 import gpulab  # noqa: E402
 

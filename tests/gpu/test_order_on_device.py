@@ -47,7 +47,7 @@ def _case(kind, n, seed=0):
 
 
 def _same(device_result, host_result) -> bool:
-    return cupy.asnumpy(device_result).tobytes() == np.asarray(host_result).tobytes()
+    return cupy.asnumpy(device_result).tobytes() == cupy.asnumpy(host_result).tobytes()
 
 
 @contextlib.contextmanager
