@@ -151,6 +151,19 @@ def test_fma_and_the_link_mode_reach_numba_cuda_mlir():
 
 
 @needs_mlir
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_float16_with_a_float_constant_links_with_lto(target):
+    """numba-cuda-mlir computes ``x * 0.1`` of a float16 in float64 and rounds it with LLVM's fptrunc, which
+    nvJitLink refused in a map's vector store ("unsupported operation") until gpulab rounded with cvt.rn.f16.f64."""
+    def tenth(x: gpulab.f16) -> gpulab.f16:
+        return x * 0.1
+
+    build = gpulab.compile("map", tenth, target=target, frontend=MLIR, fma=False)
+    assert "F2F.F16.F64" in build.sass and build.operator_calls == 0
+    xs = np.arange(-300, 300, dtype=np.float16) / np.float16(7)
+    assert np.array_equal(gpulab.map(tenth, xs, device="host"), (xs.astype(np.float64) * 0.1).astype(np.float16))
+
+@needs_mlir
 def test_a_function_gpulab_refuses_is_refused_by_both_frontends_in_the_same_words():
     def bad(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
         return a + "one"

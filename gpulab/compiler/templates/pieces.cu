@@ -48,3 +48,32 @@ __device__ __forceinline__ void down_sweep_pieces(T (&x)[S], const T& before, bo
         }
     }
 }
+
+// The threads' step between up and down: the threads' tree of each thread's
+// summary `mine` (its Piece, or reduce_by_key's Runs), the Fenwick look-back
+// over the tiles before (order.cu, fenwick.cu), then the fold before this
+// thread's first item (`before`, with `has`: anything precedes it) and before
+// the next thread's (`next`: the tile's end for the last thread). Called by
+// every thread (it has barriers).
+template <typename S>
+struct ThreadPrefixes {
+    S before, next;
+    bool has;
+};
+
+template <typename S, typename Join>
+__device__ __forceinline__ ThreadPrefixes<S> thread_prefixes(const TileStatus<S>& status, long long tile,
+                                                             unsigned int epoch, const S& mine, Join joined) {
+    __shared__ ThreadTree<S> tree;
+    __shared__ FenwickWindow<S> window;
+    build_thread_tree(tree, mine, joined);
+    fenwick_look_back(status, tile, epoch, tree.total, window, joined);  // its barriers show the tree
+    ThreadPrefixes<S> found;
+    found.has = window.has_before;
+    bool has_next = window.has_before;
+    found.before = thread_prefix(tree, threadIdx.x, window.before, found.has, joined);
+    found.next = threadIdx.x + 1 < BLOCK_THREADS
+                     ? thread_prefix(tree, threadIdx.x + 1, window.before, has_next, joined)
+                     : window.after;
+    return found;
+}

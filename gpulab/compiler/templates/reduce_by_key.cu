@@ -86,15 +86,9 @@ gpulab_reduce_by_key(Input0 keys, Input1 in, index_t n, KeyOutput out_keys, Outp
     mine_runs.piece = piece_of(row[SCAN_ITEMS - 1], mine > 0, starts != 0);
     __syncthreads();  // every row is read: each thread keeps its own in its slots through the look-back
     write_row(items, row);  // (not in registers: with 8-byte keys and values they spilled)
-    __shared__ ThreadTree<Runs<value_t>> tree;
-    __shared__ FenwickWindow<Runs<value_t>> window;
-    build_thread_tree(tree, mine_runs, joined);
-    fenwick_look_back(status, tile, epoch, tree.total, window, joined);  // its barriers show the tree
-    bool has = window.has_before, has_next = window.has_before;
-    const Runs<value_t> carry = thread_prefix(tree, threadIdx.x, window.before, has, joined);
-    const Runs<value_t> next = threadIdx.x + 1 < BLOCK_THREADS
-                                   ? thread_prefix(tree, threadIdx.x + 1, window.before, has_next, joined)
-                                   : window.after;
+    const ThreadPrefixes<Runs<value_t>> prefixes = thread_prefixes(status, tile, epoch, mine_runs, joined);
+    const bool has = prefixes.has;
+    const Runs<value_t> carry = prefixes.before, next = prefixes.next;
     #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = items[slot(first + j)];
     down_sweep_pieces(row, pick(has, carry.piece.value, row[SCAN_ITEMS - 1]),

@@ -178,15 +178,9 @@ gpulab_segmented_reduce(Input0 in, index_t n, Offsets offsets, long long segment
     const Piece<value_t> mine_piece = piece_of(row[SCAN_ITEMS - 1], mine > 0, starts != 0);
     __syncthreads();  // every row is read: each thread keeps its own in its slots through the look-back
     write_row(items, row);
-    __shared__ ThreadTree<Piece<value_t>> tree;
-    __shared__ FenwickWindow<Piece<value_t>> window;
-    build_thread_tree(tree, mine_piece, joined);
-    fenwick_look_back(status, tile, epoch, tree.total, window, joined);  // its barriers show the tree
-    bool has = window.has_before, has_next = window.has_before;
-    const Piece<value_t> carry = thread_prefix(tree, threadIdx.x, window.before, has, joined);
-    const Piece<value_t> following = threadIdx.x + 1 < BLOCK_THREADS
-                                         ? thread_prefix(tree, threadIdx.x + 1, window.before, has_next, joined)
-                                         : window.after;
+    const ThreadPrefixes<Piece<value_t>> prefixes = thread_prefixes(status, tile, epoch, mine_piece, joined);
+    const bool has = prefixes.has;
+    const Piece<value_t> carry = prefixes.before, following = prefixes.next;
     #pragma unroll
     for (int j = 0; j < SCAN_ITEMS; ++j) row[j] = items[slot(threadIdx.x * SCAN_ITEMS + j)];
     down_sweep_pieces(row, pick(has, carry.value, row[SCAN_ITEMS - 1]), has && (carry.flags & PIECE_HAS), starts,

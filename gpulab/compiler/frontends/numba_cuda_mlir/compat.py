@@ -120,19 +120,26 @@ def line_info_for_llvm7(ir: str) -> str:
     return ir + f'\n!llvm.module.flags = !{{!{number}}}\n!{number} = !{{i32 1, !"Debug Info Version", i32 3}}\n'
 
 
-_FPTRUNC_TO_HALF = re.compile(r"^(\s*)%(\d+) = fptrunc float (%[\w.]+) to half(, !dbg !\d+)?$", re.M)
+_FPTRUNC_TO_HALF = re.compile(r"^(\s*)%(\d+) = fptrunc (float|double) (%[\w.]+) to half(, !dbg !\d+)?$", re.M)
+_HALF_ROUNDING = {"float": ("f32", "f"), "double": ("f64", "d")}  # LLVM type -> PTX type, register constraint
 
 
 def half_rounding_for_lto(ir: str) -> str:
-    """numba-cuda-mlir's LLVM 7 IR with each float -> float16 rounding the PTX instruction ``cvt.rn.f16.f32``
-    (the same rounding, to nearest even), as numba-cuda's float16 rounds.
+    """numba-cuda-mlir's LLVM 7 IR with each float or double -> float16 rounding the PTX instruction
+    ``cvt.rn.f16.f32`` or ``cvt.rn.f16.f64`` (the same rounding, to nearest even), as numba-cuda's float16 rounds.
 
-    Its LLVM 7 path computes float16 in float32 and rounds with ``fptrunc``;
-    where a kernel stores such results side by side (a map's vector store),
-    nvJitLink's optimiser vectorises the ``fptrunc`` and then refuses it
-    ("unsupported operation"). It leaves an instruction written in PTX alone
-    (libdevice's ``__nv_float2half_rn`` would do too, but its branches keep
-    ptxas from proving a warp converged: sm_80's shuffles became calls).
+    Its LLVM 7 path computes float16 in float32 (in float64 beside a float
+    constant: ``x * 2.0``) and rounds with ``fptrunc``; where a kernel stores
+    such results side by side (a map's vector store), nvJitLink's optimiser
+    vectorises the ``fptrunc`` and then refuses it ("unsupported operation").
+    It leaves an instruction written in PTX alone (libdevice's
+    ``__nv_float2half_rn`` would do too, but its branches keep ptxas from
+    proving a warp converged: sm_80's shuffles became calls).
     """
-    return _FPTRUNC_TO_HALF.sub(r'\1%gpulab.half\2 = call i16 asm "cvt.rn.f16.f32 $0, $1;", "=h,f"(float \3)\4\n'
-                                r"\1%\2 = bitcast i16 %gpulab.half\2 to half\4", ir)
+    def rounded(found: re.Match) -> str:
+        indent, number, source, value, debug = found.groups(default="")
+        ptx_type, constraint = _HALF_ROUNDING[source]
+        return (f'{indent}%gpulab.half{number} = call i16 asm "cvt.rn.f16.{ptx_type} $0, $1;", "=h,{constraint}"'
+                f"({source} {value}){debug}\n{indent}%{number} = bitcast i16 %gpulab.half{number} to half{debug}")
+
+    return _FPTRUNC_TO_HALF.sub(rounded, ir)
