@@ -2,7 +2,7 @@
 # Issue 40 on a GPU: both frontends. First `bench/device/pack-mlir.sh` on the CPU machine, then two device calls
 # close together (the machine keeps .site-mlir while it stays warm):
 #   1. carry .mlir, run `bench/device/issue40-frontends.sh unpack`: numba-cuda-mlir unpacked into .site-mlir;
-#   2. carry .whl, run `bench/device/issue40-frontends.sh` (or `... recheck`: the magic's error in full, the
+#   2. carry .whl, run `bench/device/issue40-frontends.sh` (or `... recheck`: the magic with numba-cuda-mlir, the
 #      GPU tests that failed with numba-cuda-mlir for a reason other than captured arrays, and bench/compile.py):
 #      within DEADLINE seconds (default 570),
 #      - tests/gpu/test_frontends_on_device.py: every primitive x type built by both, the same bits on the GPU
@@ -38,7 +38,7 @@ compile_times() {
   echo "rc $?"; cat "$OUT/compile.log"
 }
 
-if [ "${1:-}" = recheck ]; then  # what run 52 left: the magic's error in full, the tests fixed since, build times
+if [ "${1:-}" = recheck ]; then  # what run 52 left: the magic, the tests fixed since, build times
   step "the magic with numba-cuda-mlir, its error in full"
   timeout "$(cap 60)" python3 - <<'PY' 2>&1 | tee "$OUT/magic.log" | tail -30
 import traceback

@@ -42,6 +42,17 @@ __all__ = ["BuildWidget", "ViewModule", "assets_built"]
 STATIC = Path(__file__).parent / "static"
 
 
+def _module(name: str):
+    """anywidget's ``_esm`` for the built module ``name``: its path (anywidget reads it), or, in a source checkout
+    whose view was never built, a module that says so (anywidget refuses a missing path, which would stop the
+    import of this module; :func:`assets_built` keeps such a checkout on the static view)."""
+    path = STATIC / name
+    if path.is_file():
+        return path
+    return ("export default {\n  render({ el }) {\n    el.textContent = 'gpulab: the live view is not built here: "
+            "npm --prefix extension run build:widget, or pip install gpulab';\n  },\n};\n")
+
+
 def assets_built() -> bool:
     """Whether the view's ES module and CSS are in :data:`STATIC` (an install builds them; a source checkout on
     ``PYTHONPATH`` alone has none)."""
@@ -71,7 +82,8 @@ def view_module() -> ViewModule:
 
 @functools.lru_cache(maxsize=1)
 def _shared() -> ViewModule:
-    source, style = ((STATIC / name).read_text(encoding="utf-8") for name in ("widget.js", "widget.css"))
+    source, style = ((STATIC / name).read_text(encoding="utf-8") if assets_built() else ""
+                     for name in ("widget.js", "widget.css"))
     digest = hashlib.sha256(source.encode() + b"\0" + style.encode()).hexdigest()[:16]
     return ViewModule(source=source, style=style, digest=digest)
 
@@ -99,7 +111,7 @@ class BuildWidget(anywidget.AnyWidget):
         What a profiler measured on its lines (``Profile.measured``); a rebuild, not measured, drops it.
     """
 
-    _esm = STATIC / "loader.js"
+    _esm = _module("loader.js")
     module = traitlets.Instance(ViewModule).tag(sync=True, **ipywidgets.widget_serialization)
     bundle = traitlets.Dict().tag(sync=True)
     controls = traitlets.Dict().tag(sync=True)

@@ -196,16 +196,37 @@ def test_builds_and_their_tables_show_themselves_with_no_formatter_registered(tm
                      "marimo": "BuildWidget", "costs": "text/html", "costs_bundle": ["text/html", "text/plain"]}
 
 
-def test_a_checkout_whose_view_was_never_built_shows_the_static_view(monkeypatch, tmp_path):
-    """gpulab on ``PYTHONPATH`` from a source checkout (no install built the view): the static view, no error."""
-    import gpulab
-    from gpulab.display.view import BuildView
-    from gpulab.notebook import live
-    from gpulab.notebook.formatters import live_view
+UNBUILT = """
+import gpulab
+from gpulab.notebook import formatters, live
 
-    build = gpulab.compile("reduce", lambda a, b: a + b, types="f32, f32", target="sm_90")
-    assert isinstance(live_view(build), live.BuildWidget)
-    monkeypatch.setattr(live, "STATIC", tmp_path)  # an empty folder, as in such a checkout
-    shown = live_view(build)
-    assert isinstance(shown, BuildView)
-    assert "text/html" in shown._repr_mimebundle_()
+def add(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
+    return a + b
+
+build = gpulab.compile("reduce", add, target="sm_90")
+widget = live.BuildWidget(build)  # made directly, it says what to do
+print(type(formatters.live_view(build)).__name__, sorted(formatters.build_mimebundle(build)), "not built" in widget._esm)
+"""
+
+
+def test_a_checkout_whose_view_was_never_built_shows_the_static_view(tmp_path):
+    """gpulab on ``PYTHONPATH`` from a source checkout (no install built the view, as on the GPU machines): it
+    imports, and a build shows its static view, no error."""
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    import gpulab
+
+    copy = tmp_path / "checkout" / "gpulab"
+    shutil.copytree(Path(gpulab.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__", "static"))
+    script = tmp_path / "unbuilt.py"  # a file: gpulab reads the kernel's source
+    script.write_text(UNBUILT)
+    env = {**os.environ, "PYTHONPATH": str(copy.parent), "GPULAB_CACHE_DIR": str(tmp_path / "cache")}
+    found = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=TIMEOUT, env=env,
+                           cwd=tmp_path)
+    assert found.returncode == 0, found.stderr[-3000:]
+    assert found.stdout.split()[0] == "BuildView" and "'text/html'" in found.stdout
+    assert found.stdout.strip().endswith("True")
+    assert WIDGET_MIME not in found.stdout
