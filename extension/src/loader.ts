@@ -7,7 +7,7 @@
 import type { IModel } from './widget';
 
 /** What the loader reads of a view's model: anywidget's, with the widget manager it exposes. */
-export interface ILoaderModel extends IModel {
+interface ILoaderModel extends IModel {
   widget_manager: { get_model(id: string): Promise<{ get(name: string): unknown }> };
 }
 
@@ -48,7 +48,7 @@ function addStyle(el: HTMLElement, digest: string, css: string): void {
 }
 
 /** The view module a model names, imported once per page; its stylesheet added where `el` is drawn. */
-export async function viewModule(model: ILoaderModel, el: HTMLElement): Promise<IViewModule> {
+async function viewModule(model: ILoaderModel, el: HTMLElement): Promise<IViewModule> {
   const reference = String(model.get('module') ?? '');
   if (!reference.startsWith(REFERENCE)) {
     throw new Error("gpulab: this view's model names no shared module (saved by an older gpulab?): run its cell again");

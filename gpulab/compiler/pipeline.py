@@ -234,13 +234,15 @@ def _generate(spec: BuildSpec, result: ElementType, timings: dict, name: str | N
 
 FITTING_SHRINK: LRU[int] = LRU(64)
 """How many times a kernel's tiles were halved before their shared memory fitted, by the kernel's usual text and
-NVRTC flags (:func:`_kernel_text` of no halving): another operator on the same large items is built in fitting tiles at once,
-without linking the refused shapes again (~1 s each)."""
+NVRTC flags (:func:`_kernel_text` of no halving): another operator on the same large items is built in fitting
+tiles at once, without linking the refused shapes again (~1 s each)."""
 
 
 def _known_shrink(spec: BuildSpec, result: ElementType) -> int:
     """How many times ``spec``'s tiles must be halved, as far as this process has learnt (0 when unknown)."""
-    return FITTING_SHRINK.get(_kernel_text(spec, result), 0) if len(FITTING_SHRINK) else 0
+    if not len(FITTING_SHRINK):  # nothing learnt yet: spare every build the kernel text's ~1.5 ms
+        return 0
+    return FITTING_SHRINK.get(_kernel_text(spec, result), 0)
 
 
 KERNEL_CODE: LRU = LRU(64)

@@ -82,7 +82,8 @@ def view_module() -> ViewModule:
 
 @functools.lru_cache(maxsize=1)
 def _shared() -> ViewModule:
-    source, style = ((STATIC / name).read_text(encoding="utf-8") if assets_built() else ""
+    built = assets_built()
+    source, style = ((STATIC / name).read_text(encoding="utf-8") if built else ""
                      for name in ("widget.js", "widget.css"))
     digest = hashlib.sha256(source.encode() + b"\0" + style.encode()).hexdigest()[:16]
     return ViewModule(source=source, style=style, digest=digest)

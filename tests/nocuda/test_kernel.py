@@ -2,7 +2,6 @@
 
 import math
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -184,7 +183,7 @@ print(make_spec("reduce", add, types="f32,f32", target="sm_90").key)
 """
 
 
-def test_a_changed_gpulab_rule_changes_every_key(tmp_path):
+def test_a_changed_gpulab_rule_changes_every_key(tmp_path, source_checkout):
     """A cache made by older rules (a frontend's refusals, the tiles' halving) is not served by a source checkout
     whose version did not change: the key holds a digest of gpulab's Python sources."""
     script = tmp_path / "key.py"
@@ -195,13 +194,12 @@ def test_a_changed_gpulab_rule_changes_every_key(tmp_path):
         return subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True,
                               text=True, check=True).stdout.strip()
 
-    copy = tmp_path / "tree" / "gpulab"
-    shutil.copytree(Path(gpulab.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__", "static"))
-    original = key_of(copy)
-    rule = copy / "compiler" / "frontends" / "numba_cuda" / "signedness.py"
+    original = key_of(source_checkout)
+    rule = source_checkout / "compiler" / "frontends" / "numba_cuda" / "signedness.py"
     rule.write_text(rule.read_text() + "\n# a changed rule\n")
-    assert key_of(copy) != original
+    assert key_of(source_checkout) != original
     assert len(original) == 40
+
 
 def test_functions_without_source_are_explained():
     namespace = {}

@@ -58,6 +58,7 @@ def test_another_operator_on_the_same_records_is_linked_in_fitting_tiles_at_once
     assert second.geometry == first.geometry and "// The tile is halved" in second.source
     assert max(r.shared_bytes for r in second.resources.values()) <= MOST_SHARED
 
+
 def test_a_tile_that_fits_keeps_its_usual_shape():
     built = build("scan", record(16))
     assert (built.geometry.block_threads, built.geometry.scan_items) == (codegen.SCAN_BLOCK_THREADS, 8)

@@ -95,7 +95,8 @@ def test_a_build_is_a_widget_any_manager_can_draw_and_it_rebuilds(kernel):
               and "bundle" in m["content"]["data"]["state"]]
     assert len(opened) == 1
     state, comm_id = opened[0]["content"]["data"]["state"], opened[0]["content"]["comm_id"]
-    # The state is all a widget manager needs: anywidget's module (a loader), the shared module's model, the bundle.
+    # The state is all a widget manager needs: anywidget's module (a loader), the shared module's model and
+    # the bundle.
     assert "export" in state["_esm"] and len(state["_esm"]) < 4096 and "_css" not in state
     shared = shared_module(messages, state)
     assert "export" in shared["source"] and "gpulab-build" in shared["source"] and len(shared["source"]) > 100_000
@@ -153,6 +154,7 @@ def test_the_views_of_a_kernel_share_one_module(kernel):
     first = iopub_until(kernel, idle)
     kernel.execute(BUILD.replace("sm_90", "sm_80"))
     second = iopub_until(kernel, idle)
+
     def opened(messages):
         return [m["content"]["data"]["state"] for m in messages if m["msg_type"] == "comm_open"]
 
@@ -205,25 +207,19 @@ def add(a: gpulab.f32, b: gpulab.f32) -> gpulab.f32:
 
 build = gpulab.compile("reduce", add, target="sm_90")
 widget = live.BuildWidget(build)  # made directly, it says what to do
-print(type(formatters.live_view(build)).__name__, sorted(formatters.build_mimebundle(build)), "not built" in widget._esm)
+shown = formatters.live_view(build)
+print(type(shown).__name__, sorted(formatters.build_mimebundle(build)), "not built" in widget._esm)
 """
 
 
-def test_a_checkout_whose_view_was_never_built_shows_the_static_view(tmp_path):
+def test_a_checkout_whose_view_was_never_built_shows_the_static_view(tmp_path, source_checkout):
     """gpulab on ``PYTHONPATH`` from a source checkout (no install built the view, as on the GPU machines): it
     imports, and a build shows its static view, no error."""
-    import json
-    import shutil
     import subprocess
-    from pathlib import Path
 
-    import gpulab
-
-    copy = tmp_path / "checkout" / "gpulab"
-    shutil.copytree(Path(gpulab.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__", "static"))
     script = tmp_path / "unbuilt.py"  # a file: gpulab reads the kernel's source
     script.write_text(UNBUILT)
-    env = {**os.environ, "PYTHONPATH": str(copy.parent), "GPULAB_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, "PYTHONPATH": str(source_checkout.parent), "GPULAB_CACHE_DIR": str(tmp_path / "cache")}
     found = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=TIMEOUT, env=env,
                            cwd=tmp_path)
     assert found.returncode == 0, found.stderr[-3000:]
